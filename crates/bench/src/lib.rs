@@ -1,0 +1,74 @@
+//! Adapters that run the peer crates on our boxes, so that benchmarks can
+//! time them in the same run as broadphase. Each returns the pairs it found
+//! as `(i, j)` with `i < j`, pushed into a vector (the same output work
+//! broadphase does).
+
+use broadphase::Aabb;
+
+/// parry3d 0.31's `Bvh`: binned build, then the leaf-pair traversal of the
+/// tree against itself.
+pub fn parry3d_pairs(boxes: &[Aabb<f32, 3>], out: &mut Vec<(u32, u32)>) {
+    use parry3d::bounding_volume::Aabb as PAabb;
+    use parry3d::math::Vec3;
+    use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+    let leaves: Vec<PAabb> = boxes
+        .iter()
+        .map(|b| PAabb::new(Vec3::from_array(*b.min()), Vec3::from_array(*b.max())))
+        .collect();
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves);
+    let mut ws = BvhWorkspace::default();
+    bvh.traverse_bvtt_single_tree::<false>(&mut ws, &mut |a, b| out.push((a.min(b), a.max(b))));
+}
+
+/// parry2d 0.31's `Bvh`, as [`parry3d_pairs`].
+pub fn parry2d_pairs(boxes: &[Aabb<f32, 2>], out: &mut Vec<(u32, u32)>) {
+    use parry2d::bounding_volume::Aabb as PAabb;
+    use parry2d::math::Vec2;
+    use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+    let leaves: Vec<PAabb> = boxes
+        .iter()
+        .map(|b| PAabb::new(Vec2::from_array(*b.min()), Vec2::from_array(*b.max())))
+        .collect();
+    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves);
+    let mut ws = BvhWorkspace::default();
+    bvh.traverse_bvtt_single_tree::<false>(&mut ws, &mut |a, b| out.push((a.min(b), a.max(b))));
+}
+
+/// rstar 0.14: bulk load, then one envelope query per box (keeping the
+/// pairs with a larger index).
+pub fn rstar_pairs<const D: usize>(boxes: &[Aabb<f64, D>], out: &mut Vec<(u32, u32)>)
+where
+    [f64; D]: rstar::Point<Scalar = f64>,
+{
+    use rstar::primitives::{GeomWithData, Rectangle};
+    use rstar::{RTree, AABB};
+    let items: Vec<GeomWithData<Rectangle<[f64; D]>, u32>> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| GeomWithData::new(Rectangle::from_corners(*b.min(), *b.max()), i as u32))
+        .collect();
+    let tree = RTree::bulk_load(items);
+    for (i, b) in boxes.iter().enumerate() {
+        let env = AABB::from_corners(*b.min(), *b.max());
+        for hit in tree.locate_in_envelope_intersecting(env) {
+            if hit.data > i as u32 {
+                out.push((i as u32, hit.data));
+            }
+        }
+    }
+}
+
+/// broccoli 6.3 (2D only): tree build, then `find_colliding_pairs`.
+pub fn broccoli_pairs(boxes: &[Aabb<f32, 2>], out: &mut Vec<(u32, u32)>) {
+    use broccoli::axgeom::rect;
+    let mut bots: Vec<broccoli::aabb::BBox<f32, u32>> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| broccoli::bbox(rect(b.min()[0], b.max()[0], b.min()[1], b.max()[1]), i as u32))
+        .collect();
+    let mut tree = broccoli::Tree::new(&mut bots);
+    tree.find_colliding_pairs(|a, b| {
+        let (x, y) = (a.inner, b.inner);
+        out.push((x.min(y), x.max(y)));
+    });
+}

@@ -1,0 +1,590 @@
+//! One-shot grid, complete and bipartite.
+
+use crate::pair::OutPair;
+use crate::par;
+use crate::sap::oneshot as sap;
+use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
+use crate::stats::Profile;
+use crate::sweep::{Axes, Entry};
+use crate::workspace::{Side, Workspace};
+use crate::{Aabb, CrossPair, Pair, Scalar};
+
+/// The cell size is this quantile of the sampled extents on each cross axis,
+/// times [`CELL_SCALE`]: boxes up to that size span at most two cells; the
+/// larger ones that span three or more are handled as oversized.
+const CELL_QUANTILE: f64 = 0.9;
+/// Cells a little larger than the boxes: fewer copies, a few more candidates.
+const CELL_SCALE: f64 = 1.5;
+/// At most this many cells per box (sparse or clustered sets get larger cells).
+const CELLS_PER_BOX: f64 = 0.5;
+/// Never more cells than this: cell indices and list flags share 32 bits.
+const MAX_CELLS: u64 = 1 << 22;
+/// Cells per parallel piece.
+const PIECE_CELLS: usize = 128;
+/// Oversized boxes per parallel piece.
+const PIECE_OVERSIZED: usize = 64;
+
+/// A list element: a position in `entries` and two flags saying whether the
+/// box's home cell is this cell on the first and on the second cross axis.
+const HOME_Y: u32 = 1 << 31;
+const HOME_Z: u32 = 1 << 30;
+const POSITION: u32 = HOME_Z - 1;
+/// Most boxes the grid takes (positions must fit beside the flags).
+pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usize - 1;
+
+/// `info` of an oversized box.
+const OVERSIZED: u32 = u32::MAX;
+const SPANS_Y: u32 = 1 << 31;
+const SPANS_Z: u32 = 1 << 30;
+const HOME: u32 = SPANS_Z - 1;
+
+/// The geometry of a grid: which axes are cut, where, and how finely.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    pub axes: Axes,
+    origin: [f64; 2],
+    inv: [f64; 2],
+    /// The last cell index on each cross axis, as `f64` for clamping.
+    top: [f64; 2],
+    cells: [u32; 2],
+}
+
+impl Layout {
+    /// Chooses the grid from the profile of the boxes (one set, or both
+    /// sides of a bipartite search). `cell` overrides the cell size.
+    ///
+    /// The bounds come from the sample: boxes outside them fall into the
+    /// border cells. That costs time, never correctness, which only needs
+    /// the cell of a coordinate to be monotone in it.
+    pub(crate) fn new<const D: usize>(profile: &Profile<D>, cell: Option<f64>) -> Self {
+        let axes = Axes::new(D, profile.sweep_axis());
+        let max_cells = ((profile.n as f64 * CELLS_PER_BOX) as u64).clamp(1, MAX_CELLS);
+        let crossing = axes.cross.iter().flatten().count();
+        // Cells per axis, so that their product stays within the budget.
+        let per_axis_cap = match crossing {
+            0 | 1 => max_cells,
+            _ => ((max_cells as f64).sqrt() as u64).max(1),
+        };
+        let mut origin = [0.0; 2];
+        let mut inv = [0.0; 2];
+        let mut cells = [1u32; 2];
+        for (k, &axis) in axes.cross.iter().enumerate() {
+            let Some(axis) = axis else { continue };
+            let (lo, hi) = (profile.lo[axis], profile.hi[axis]);
+            if !(lo < hi) {
+                continue; // empty sample or no spread: one cell
+            }
+            let cap = per_axis_cap as f64;
+            // Not finer than the budget allows (this also replaces a zero
+            // size). Computed without overflow for spans beyond f64::MAX.
+            let finest = hi / cap - lo / cap;
+            let mut size = cell.unwrap_or_else(|| CELL_SCALE * profile.extent_quantile(axis, CELL_QUANTILE));
+            if !(size >= finest) {
+                size = finest;
+            }
+            let i = 1.0 / size;
+            if !(i.is_finite() && i > 0.0) {
+                continue;
+            }
+            let c = ((hi - lo) * i).ceil(); // +inf when the span overflows
+            cells[k] = if c >= cap { per_axis_cap as u32 } else { (c as u32).max(1) };
+            if cells[k] > 1 {
+                origin[k] = lo;
+                inv[k] = i;
+            }
+        }
+        Self {
+            axes,
+            origin,
+            inv,
+            top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64],
+            cells,
+        }
+    }
+
+    fn cell_count(&self) -> usize {
+        self.cells[0] as usize * self.cells[1] as usize
+    }
+
+    /// The cell index of `x` on cross axis `k`: monotone in `x` (each step
+    /// is, rounding included; NaN from `inf * 0` and infinities from
+    /// overflow clamp to the borders).
+    #[inline(always)]
+    fn cell(&self, k: usize, x: f64) -> u32 {
+        let t = (x - self.origin[k]) * self.inv[k];
+        t.max(0.0).min(self.top[k]) as u32
+    }
+
+    /// The cells of a box's min and max corners on the cross axes.
+    #[inline(always)]
+    fn span<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
+        let mut r = [(0, 0); 2];
+        for (k, axis) in self.axes.cross.iter().enumerate() {
+            if let Some(a) = *axis {
+                r[k] = (self.cell(k, b.min()[a].to_f64()), self.cell(k, b.max()[a].to_f64()));
+            }
+        }
+        r
+    }
+
+    /// Where a box goes: its home cell (the cell of its min corner) and
+    /// whether it reaches into the next cell on each cross axis, or
+    /// [`OVERSIZED`] when it spans three or more cells on some axis.
+    #[inline(always)]
+    fn place<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> u32 {
+        let [(y0, y1), (z0, z1)] = self.span(b);
+        let (dy, dz) = (y1 - y0, z1 - z0);
+        if dy > 1 || dz > 1 {
+            return OVERSIZED;
+        }
+        (y0 * self.cells[1] + z0) | (dy * SPANS_Y) | (dz * SPANS_Z)
+    }
+
+    /// The cells whose boxes an oversized box may overlap: on each cross
+    /// axis from one before the cell of its min to the cell of its max.
+    fn reach<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
+        self.span(b).map(|(c0, c1)| (c0.saturating_sub(1), c1))
+    }
+
+    /// The fraction of the sampled pairs that the grid would test: boxes
+    /// overlapping on the sweep axis that share a cell, or where one is
+    /// oversized and the other's home is within its reach. For `Auto`'s
+    /// cost estimate.
+    pub(crate) fn candidate_fraction<S: Scalar, const D: usize>(
+        &self,
+        sets: &[&[Aabb<S, D>]],
+        m: usize,
+        bipartite: bool,
+    ) -> f64 {
+        type Sampled<S> = (S, S, [(u32, u32); 2]);
+        let sample = |set: &[Aabb<S, D>]| -> Vec<Sampled<S>> {
+            crate::stats::sample_indices(set.len(), m)
+                .map(|i| {
+                    let b = &set[i];
+                    (b.min()[self.axes.sweep], b.max()[self.axes.sweep], self.span(b))
+                })
+                .collect()
+        };
+        let tested = |x: &Sampled<S>, y: &Sampled<S>| {
+            if x.0 > y.1 || y.0 > x.1 {
+                return false;
+            }
+            let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > 1);
+            let reaches =
+                |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| o.iter().zip(h).all(|(&(c0, c1), &(h0, _))| h0 + 1 >= c0 && h0 <= c1);
+            match (big(&x.2), big(&y.2)) {
+                // Normal boxes meet in every cell both reach.
+                (false, false) => x.2.iter().zip(&y.2).all(|(a, b)| a.0 <= b.1 && b.0 <= a.1),
+                (true, false) => reaches(&x.2, &y.2),
+                (false, true) => reaches(&y.2, &x.2),
+                (true, true) => true,
+            }
+        };
+        let (count, pairs) = if bipartite {
+            let (sa, sb) = (sample(sets[0]), sample(sets[1]));
+            let c = sa.iter().map(|x| sb.iter().filter(|y| tested(x, y)).count()).sum::<usize>();
+            (c, sa.len() * sb.len())
+        } else {
+            let s = sample(sets[0]);
+            let c = (0..s.len())
+                .map(|i| s[i + 1..].iter().filter(|y| tested(&s[i], y)).count())
+                .sum::<usize>();
+            (c, s.len() * s.len().saturating_sub(1) / 2)
+        };
+        if pairs == 0 {
+            0.0
+        } else {
+            count as f64 / pairs as f64
+        }
+    }
+}
+
+/// Lays the boxes out in the grid's cells, in `side`.
+///
+/// 1. Place every box (home cell, reach) and count, per cell, the boxes at
+///    home there and the boxes reaching it.
+/// 2. Radix-sort the boxes by their start on the sweep axis (exact order).
+/// 3. In that order, store each box once, in its home cell's range of
+///    `entries`, and append its position to the list of every cell it
+///    reaches. Every list comes out sorted by start: one global sort gives
+///    all the per-cell orders, with no merging.
+fn build<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+    side: &mut Side<S>,
+    parallel: bool,
+) {
+    let ncells = layout.cell_count();
+    let nz = layout.cells[1];
+    let sweep = layout.axes.sweep;
+
+    side.info.clear();
+    side.info.extend(boxes.iter().map(|b| layout.place(b)));
+    side.oversized.clear();
+    keys.clear();
+    reset(&mut side.starts, ncells + 1);
+    reset(&mut side.list_starts, ncells + 1);
+    for (i, (&info, b)) in side.info.iter().zip(boxes).enumerate() {
+        if info == OVERSIZED {
+            side.oversized.push(i as u32);
+            continue;
+        }
+        keys.push(keyed(b.min()[sweep].sort_key(), i as u32));
+        let home = info & HOME;
+        side.starts[home as usize + 1] += 1;
+        for c in reached(info, nz) {
+            side.list_starts[c as usize + 1] += 1;
+        }
+    }
+    sort_keyed(keys, scratch, parallel);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[sweep]);
+
+    // Prefix sums; each list gets one more slot, for its sentinel.
+    for c in 0..ncells {
+        side.starts[c + 1] += side.starts[c];
+        side.list_starts[c + 1] += side.list_starts[c] + 1;
+    }
+    let normal = keys.len();
+    let sentinel = normal as u32;
+    side.entries.clear();
+    side.entries.resize(normal + 1, Entry::sentinel());
+    side.lists.clear();
+    side.lists.resize(side.list_starts[ncells] as usize, sentinel | HOME_Y | HOME_Z);
+    side.cursors.clear();
+    side.cursors.extend_from_slice(&side.starts[..ncells]);
+    side.list_cursors.clear();
+    side.list_cursors.extend_from_slice(&side.list_starts[..ncells]);
+    for &item in keys.iter() {
+        let i = payload(item);
+        let info = side.info[i as usize];
+        let home = (info & HOME) as usize;
+        let pos = side.cursors[home];
+        side.cursors[home] += 1;
+        side.entries[pos as usize] = Entry::new(&boxes[i as usize], &layout.axes, i);
+        let mut push = |c: u32, flags: u32| {
+            let at = &mut side.list_cursors[c as usize];
+            side.lists[*at as usize] = pos | flags;
+            *at += 1;
+        };
+        let h = home as u32;
+        push(h, HOME_Y | HOME_Z);
+        if info & SPANS_Z != 0 {
+            push(h + 1, HOME_Y);
+        }
+        if info & SPANS_Y != 0 {
+            push(h + nz, HOME_Z);
+            if info & SPANS_Z != 0 {
+                push(h + nz + 1, 0);
+            }
+        }
+    }
+    side.reach.clear();
+}
+
+/// The cells a placed box reaches: its home, and the next cells on the
+/// axes it spans.
+#[inline(always)]
+fn reached(info: u32, nz: u32) -> impl Iterator<Item = u32> {
+    let h = info & HOME;
+    let (sy, sz) = (info & SPANS_Y != 0, info & SPANS_Z != 0);
+    [Some(h), sz.then_some(h + 1), sy.then_some(h + nz), (sy && sz).then_some(h + nz + 1)]
+        .into_iter()
+        .flatten()
+}
+
+fn reset(v: &mut Vec<u32>, len: usize) {
+    v.clear();
+    v.resize(len, 0);
+}
+
+/// Computes `side.reach`, needed when oversized boxes query its cells.
+fn compute_reach<S: Scalar>(side: &mut Side<S>) {
+    let ncells = side.starts.len() - 1;
+    side.reach.clear();
+    for c in 0..ncells {
+        let cell = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
+        side.reach.push(
+            cell.iter()
+                .map(|e| round_up(e.hi.to_f64() - e.lo.to_f64()))
+                .fold(0.0, f64::max),
+        );
+    }
+}
+
+/// The list of cell `c`: positions with flags, ending with the sentinel.
+#[inline]
+fn list<S>(side: &Side<S>, c: usize) -> &[u32] {
+    &side.lists[side.list_starts[c] as usize..side.list_starts[c + 1] as usize]
+}
+
+/// All pairs of one cell's list whose reference cell is this cell.
+#[inline]
+fn sweep_list<S: Scalar>(entries: &[Entry<S>], list: &[u32], out: &mut Vec<Pair>) {
+    for a in 0..list.len() - 1 {
+        let pa = list[a];
+        let ea = &entries[(pa & POSITION) as usize];
+        let mut end = a + 1;
+        while entries[(list[end] & POSITION) as usize].lo <= ea.hi {
+            end += 1;
+        }
+        emit_listed(ea, pa, entries, &list[a + 1..end], out);
+    }
+}
+
+/// Tests `ea` (list element `pa`) against the candidates `cands` and
+/// appends the pairs whose reference cell is this one: on each cross axis,
+/// at least one of the two boxes is at home here.
+#[inline(always)]
+fn emit_listed<S: Scalar>(ea: &Entry<S>, pa: u32, entries: &[Entry<S>], cands: &[u32], out: &mut Vec<Pair>) {
+    if cands.is_empty() {
+        return;
+    }
+    out.reserve(cands.len());
+    let q = ea.query();
+    let spare = &mut out.spare_capacity_mut()[..cands.len()];
+    let mut k = 0;
+    for &pb in cands {
+        let eb = &entries[(pb & POSITION) as usize];
+        spare[k].write(Pair::ordered(ea.id, eb.id));
+        let home = (pa | pb) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
+        k += (crate::sweep::cross_hit(&q, &eb.cross) & home) as usize;
+    }
+    let len = out.len();
+    // SAFETY: slots `0..k` of the spare capacity were written above (`k`
+    // only advances past a written slot, and stays below `cands.len()`).
+    unsafe { out.set_len(len + k) };
+}
+
+/// Pairs between cell `c`'s lists of two sets (merged by start, the first
+/// set first on ties), with the same reference-cell rule.
+fn sweep_two_lists<S: Scalar>(
+    ea: &[Entry<S>],
+    la: &[u32],
+    eb: &[Entry<S>],
+    lb: &[u32],
+    out: &mut Vec<CrossPair>,
+) {
+    let (na, nb) = (la.len() - 1, lb.len() - 1);
+    let (mut i, mut j) = (0, 0);
+    let at = |p: u32| (p & POSITION) as usize;
+    while i < na && j < nb {
+        let (x, y) = (&ea[at(la[i])], &eb[at(lb[j])]);
+        if x.lo <= y.lo {
+            let q = x.query();
+            let mut k = j;
+            loop {
+                let e = &eb[at(lb[k])];
+                if e.lo > x.hi {
+                    break;
+                }
+                let home = (la[i] | lb[k]) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
+                if home && crate::sweep::cross_hit(&q, &e.cross) {
+                    out.push(CrossPair::make(x.id, e.id));
+                }
+                k += 1;
+            }
+            i += 1;
+        } else {
+            let q = y.query();
+            let mut k = i;
+            loop {
+                let e = &ea[at(la[k])];
+                if e.lo > y.hi {
+                    break;
+                }
+                let home = (la[k] | lb[j]) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
+                if home && crate::sweep::cross_hit(&q, &e.cross) {
+                    out.push(CrossPair::make(e.id, y.id));
+                }
+                k += 1;
+            }
+            j += 1;
+        }
+    }
+}
+
+/// The next `f64` above `x` (identity on +inf): turns a rounded-to-nearest
+/// difference into an upper bound.
+fn round_up(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1);
+    }
+    let b = x.to_bits();
+    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+/// The next `f64` below `x` (identity on -inf).
+fn round_down(x: f64) -> f64 {
+    -round_up(-x)
+}
+
+/// Appends the pairs between oversized box `o` (of the query set) and the
+/// boxes at home in the cells of `side` it can reach. `O_LEFT`: `o` is the
+/// left member of the output pairs.
+fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
+    layout: &Layout,
+    o: &Aabb<S, D>,
+    oid: u32,
+    side: &Side<S>,
+    out: &mut Vec<P>,
+) {
+    let q = Entry::new(o, &layout.axes, oid);
+    let [(a0, a1), (b0, b1)] = layout.reach(o);
+    let lo = q.lo.to_f64();
+    for x in a0..=a1 {
+        for y in b0..=b1 {
+            let c = (x * layout.cells[1] + y) as usize;
+            let e = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
+            if e.is_empty() {
+                continue;
+            }
+            // Entries starting before this cannot reach `o` on the sweep axis.
+            let t = round_down(lo - side.reach[c]);
+            let first = e.partition_point(|x| x.lo.to_f64() < t);
+            for x in &e[first..] {
+                if x.lo > q.hi {
+                    break;
+                }
+                if x.hi >= q.lo && overlaps_cross(&q, x) {
+                    out.push(if O_LEFT { P::make(oid, x.id) } else { P::make(x.id, oid) });
+                }
+            }
+        }
+    }
+}
+
+#[inline]
+fn overlaps_cross<S: Scalar>(a: &Entry<S>, b: &Entry<S>) -> bool {
+    crate::sweep::cross_hit(&a.query(), &b.cross)
+}
+
+/// All overlapping pairs of `boxes`.
+pub(crate) fn complete<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    cell: Option<f64>,
+    parallel: bool,
+    ws: &mut Workspace<S>,
+    out: &mut Vec<Pair>,
+) {
+    if D == 1 || boxes.len() > MAX_GRID_BOXES {
+        let axis = Profile::new(boxes).sweep_axis();
+        return sap::complete(boxes, axis, parallel, ws, out);
+    }
+    let layout = Layout::new(&Profile::new(boxes), cell);
+    let Workspace { keys, scratch, sides } = ws;
+    let side = &mut sides[0];
+    build(boxes, &layout, keys, scratch, side, parallel);
+    let side = &*side;
+    let ncells = layout.cell_count();
+    let pieces = par::piece_count(ncells, PIECE_CELLS);
+    par::pieces(parallel, pieces, out, |p, out| {
+        for c in p * ncells / pieces..(p + 1) * ncells / pieces {
+            sweep_list(&side.entries, list(side, c), out);
+        }
+    });
+    if !side.oversized.is_empty() {
+        let big = side.oversized.clone();
+        compute_reach(&mut sides[0]);
+        let side = &sides[0];
+        let pieces = par::piece_count(big.len(), PIECE_OVERSIZED);
+        par::pieces(parallel, pieces, out, |p, out| {
+            for &o in &big[p * big.len() / pieces..(p + 1) * big.len() / pieces] {
+                query_oversized::<S, D, Pair, true>(&layout, &boxes[o as usize], o, side, out);
+            }
+        });
+        let e = sap::sorted_entries(boxes, Some(&big), &layout.axes, parallel, keys, scratch);
+        crate::sweep::sweep_one(&e, 0..e.len() - 1, out);
+    }
+}
+
+/// All overlapping pairs between `a` and `b`.
+pub(crate) fn bipartite<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    cell: Option<f64>,
+    parallel: bool,
+    ws: &mut Workspace<S>,
+    out: &mut Vec<CrossPair>,
+) {
+    if D == 1 || a.len() > MAX_GRID_BOXES || b.len() > MAX_GRID_BOXES {
+        let axis = Profile::bipartite(a, b).sweep_axis();
+        return sap::bipartite(a, b, axis, parallel, ws, out);
+    }
+    let layout = Layout::new(&Profile::bipartite(a, b), cell);
+    let Workspace { keys, scratch, sides } = ws;
+    let [sa, sb] = sides;
+    build(a, &layout, keys, scratch, sa, parallel);
+    build(b, &layout, keys, scratch, sb, parallel);
+    let ncells = layout.cell_count();
+    {
+        let (sa, sb) = (&*sa, &*sb);
+        let pieces = par::piece_count(ncells, PIECE_CELLS);
+        par::pieces(parallel, pieces, out, |p, out| {
+            for c in p * ncells / pieces..(p + 1) * ncells / pieces {
+                sweep_two_lists(&sa.entries, list(sa, c), &sb.entries, list(sb, c), out);
+            }
+        });
+    }
+    let (big_a, big_b) = (sa.oversized.clone(), sb.oversized.clone());
+    if !big_a.is_empty() {
+        compute_reach(sb);
+    }
+    if !big_b.is_empty() {
+        compute_reach(sa);
+    }
+    for (side, big) in [(0, &big_a), (1, &big_b)] {
+        if big.is_empty() {
+            continue;
+        }
+        let (sa, sb) = (&*sa, &*sb);
+        let pieces = par::piece_count(big.len(), PIECE_OVERSIZED);
+        par::pieces(parallel, pieces, out, |p, out| {
+            for &o in &big[p * big.len() / pieces..(p + 1) * big.len() / pieces] {
+                if side == 0 {
+                    query_oversized::<S, D, CrossPair, true>(&layout, &a[o as usize], o, sb, out);
+                } else {
+                    query_oversized::<S, D, CrossPair, false>(&layout, &b[o as usize], o, sa, out);
+                }
+            }
+        });
+    }
+    if !big_a.is_empty() && !big_b.is_empty() {
+        let ea = sap::sorted_entries(a, Some(&big_a), &layout.axes, parallel, keys, scratch);
+        let eb = sap::sorted_entries(b, Some(&big_b), &layout.axes, parallel, keys, scratch);
+        sap::sweep_sorted_pair(&ea, &eb, parallel, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_monotone_and_clamped() {
+        let boxes = [
+            Aabb::<f64, 2>::new([0.0, -1e308], [1.0, 1e308]).unwrap(),
+            Aabb::<f64, 2>::new([5.0, 0.0], [6.0, 1.0]).unwrap(),
+        ];
+        let layout = Layout::new(&Profile::new(&boxes[..]), Some(1.0));
+        let k = 0;
+        let xs = [-1e308, -1.0, 0.0, 0.5, 1.0, 1e10, 1e308];
+        for w in xs.windows(2) {
+            assert!(layout.cell(k, w[0]) <= layout.cell(k, w[1]));
+        }
+        assert!(layout.cell(k, 1e308) < layout.cells[k]);
+    }
+
+    #[test]
+    fn rounding_helpers_bound() {
+        for x in [0.0, 1.0, -1.0, 1e-310, 3.5e300, -f64::MAX] {
+            assert!(round_up(x) > x && round_down(x) < x);
+        }
+        assert_eq!(round_up(f64::INFINITY), f64::INFINITY);
+        assert_eq!(round_down(f64::NEG_INFINITY), f64::NEG_INFINITY);
+    }
+}

@@ -1,0 +1,74 @@
+//! # broadphase
+//!
+//! Exact broad-phase collision detection: given many axis-aligned boxes, in
+//! 1, 2 or 3 dimensions, in `f32` or `f64`, report exactly the pairs whose
+//! closed boxes overlap (touching counts), each once, never a box with
+//! itself: the same set brute force reports, found fast.
+//!
+//! ```
+//! use broadphase::{Aabb3, Algorithm, PairFinder};
+//!
+//! let boxes: Vec<Aabb3<f32>> = (0..1000)
+//!     .map(|i| {
+//!         let x = (i % 10) as f32;
+//!         let y = ((i / 10) % 10) as f32;
+//!         let z = (i / 100) as f32;
+//!         Aabb3::new([x, y, z], [x + 1.0, y + 1.0, z + 1.0]).unwrap()
+//!     })
+//!     .collect();
+//! // The 10×10×10 cube of touching unit cubes: every face, edge and corner
+//! // contact is a pair.
+//! let pairs = PairFinder::new(Algorithm::Auto).find(&boxes).unwrap();
+//! assert_eq!(pairs.len(), 3 * 900 + 6 * 810 + 4 * 729);
+//! ```
+//!
+//! ## Algorithms
+//!
+//! All behind [`PairFinder`] (or [`find_pairs`] / [`find_bipartite_pairs`]),
+//! chosen by [`Algorithm`]:
+//!
+//! | algorithm | module notes | strong on |
+//! |---|---|---|
+//! | `BruteForce` | `brute_force` | a few dozen boxes; the reference |
+//! | `SortAndSweep` | `sap` | sets spread along one axis, small sets |
+//! | `Grid` | `grid` | many boxes of similar size (the common case) |
+//! | `Bvh` | `tree::bvh` | clustered sets, varied sizes |
+//! | `BoxIntersect` | `box_intersect` | dense projections on every axis |
+//! | `Auto` | `auto` | picks from sampled statistics |
+//!
+//! Each also has a bipartite form (pairs between two sets). Sort-and-sweep
+//! and the grid have multi-threaded variants ([`PairFinder::parallel`],
+//! feature `parallel`, on by default) with identical output.
+//!
+//! ## Input
+//!
+//! An [`Aabb`] is valid by construction: [`Aabb::new`] rejects NaN,
+//! infinities and `min > max` with an [`AabbError`] naming the axis, and
+//! [`aabbs_from_bounds`] names the box too. Searches then cannot fail on
+//! geometry; they return a [`FindError`] only for limits (more than
+//! [`MAX_BOXES`] boxes) and bad settings.
+
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod auto;
+mod box_intersect;
+mod brute_force;
+mod error;
+mod grid;
+mod math;
+mod oneshot;
+mod pair;
+mod par;
+mod sap;
+mod sort;
+mod stats;
+mod sweep;
+mod tree;
+mod workspace;
+
+pub use error::{AabbError, Bound, BoxError, FindError, ParseAlgorithmError};
+pub use math::{aabbs_from_bounds, Aabb, Aabb2, Aabb3, Scalar};
+pub use oneshot::{find_bipartite_pairs, find_pairs, Algorithm, PairFinder, Report, MAX_BOXES};
+pub use pair::{CrossPair, Pair};
+pub use workspace::Workspace;

@@ -1,0 +1,204 @@
+//! The scalar types boxes are made of: `f32` and `f64`.
+
+use core::fmt::{Debug, Display};
+use core::ops::{Add, Mul, Neg, Sub};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A floating-point coordinate type: implemented for `f32` and `f64` only.
+///
+/// The trait is sealed; the algorithms rely on IEEE-754 semantics (exact
+/// negation, monotone rounding) that user types could not promise.
+pub trait Scalar:
+    sealed::Sealed
+    + Copy
+    + PartialOrd
+    + Debug
+    + Display
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Neg<Output = Self>
+{
+    /// `0`.
+    const ZERO: Self;
+    /// `+∞`, used only for internal sentinels, never accepted in a box.
+    const INFINITY: Self;
+    /// Whether [`Scalar::sort_key`] is injective on finite values (up to the
+    /// sign of zero). When it is not, equal keys may hide different values and
+    /// the sorts refine runs of equal keys with exact comparisons.
+    const KEY_IS_EXACT: bool;
+
+    /// The value as `f64` (exact for both types).
+    fn to_f64(self) -> f64;
+    /// The nearest value to `v`.
+    fn from_f64(v: f64) -> Self;
+    /// Neither NaN nor infinite.
+    fn is_finite(self) -> bool;
+    /// NaN.
+    fn is_nan(self) -> bool;
+    /// The smaller of two non-NaN values.
+    #[inline]
+    fn min_of(self, other: Self) -> Self {
+        if other < self {
+            other
+        } else {
+            self
+        }
+    }
+    /// The larger of two non-NaN values.
+    #[inline]
+    fn max_of(self, other: Self) -> Self {
+        if other > self {
+            other
+        } else {
+            self
+        }
+    }
+    /// A 32-bit radix key that is monotone: `x <= y` implies
+    /// `x.sort_key() <= y.sort_key()` for all non-NaN `x`, `y` (`-0.0` and
+    /// `0.0` get the same key). Consequently `x.sort_key() < y.sort_key()`
+    /// implies `x < y`, so sorting by key and then refining equal keys by value
+    /// yields the exact order.
+    fn sort_key(self) -> u32;
+}
+
+/// Maps an `f32` to a `u32` whose unsigned order is the float order,
+/// with `-0.0` folded onto `0.0`.
+#[inline]
+fn f32_key(x: f32) -> u32 {
+    // Adding +0.0 turns -0.0 into +0.0 (round-to-nearest) and leaves every other
+    // value unchanged.
+    let bits = (x + 0.0).to_bits();
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+impl Scalar for f32 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f32::INFINITY;
+    const KEY_IS_EXACT: bool = true;
+
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    #[inline]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline]
+    fn sort_key(self) -> u32 {
+        f32_key(self)
+    }
+}
+
+impl Scalar for f64 {
+    const ZERO: Self = 0.0;
+    const INFINITY: Self = f64::INFINITY;
+    const KEY_IS_EXACT: bool = false;
+
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline]
+    fn sort_key(self) -> u32 {
+        // `as f32` rounds to nearest, a monotone map (values beyond the f32
+        // range go to ±∞, tiny ones to ±0 or subnormals), so the key stays
+        // monotone; it just merges values that round alike.
+        f32_key(self as f32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_monotone<S: Scalar>(values: &[S]) {
+        for &x in values {
+            for &y in values {
+                if x <= y {
+                    assert!(x.sort_key() <= y.sort_key(), "{x:?} <= {y:?} but keys disagree");
+                }
+                if x.sort_key() < y.sort_key() {
+                    assert!(x < y, "key({x:?}) < key({y:?}) but {x:?} >= {y:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_keys_are_monotone() {
+        check_monotone::<f32>(&[
+            f32::MIN,
+            -1e30,
+            -1.0,
+            -f32::MIN_POSITIVE,
+            -1e-45,
+            -0.0,
+            0.0,
+            1e-45,
+            f32::MIN_POSITIVE,
+            1.0,
+            1.0000001,
+            3e38,
+            f32::MAX,
+        ]);
+        assert_eq!((-0.0f32).sort_key(), 0.0f32.sort_key());
+    }
+
+    #[test]
+    fn f64_keys_are_monotone() {
+        check_monotone::<f64>(&[
+            f64::MIN,
+            -1e300,
+            -3.5e38,
+            -1.0,
+            -1e-300,
+            -5e-324,
+            -0.0,
+            0.0,
+            5e-324,
+            1e-300,
+            1e-45,
+            1.0,
+            1.0 + f64::EPSILON,
+            1e30,
+            3.5e38,
+            1e300,
+            f64::MAX,
+        ]);
+        assert_eq!((-0.0f64).sort_key(), 0.0f64.sort_key());
+    }
+}

@@ -1,0 +1,327 @@
+//! One-shot pair finding: every overlapping pair of a box set (complete) or
+//! between two sets (bipartite), by any of the algorithms, behind one entry
+//! point.
+
+use core::fmt;
+use core::str::FromStr;
+
+use crate::error::{FindError, ParseAlgorithmError};
+use crate::{auto, box_intersect, brute_force, grid, sap, tree, Aabb, CrossPair, Pair, Scalar, Workspace};
+
+/// The most boxes one search takes (both sets together for a bipartite
+/// search): pairs name boxes by `u32` index.
+pub const MAX_BOXES: usize = u32::MAX as usize;
+
+/// A pair-finding algorithm. All report exactly the same pairs; they differ
+/// in speed, and in which inputs they are fast on. See each module's notes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Picks one of the others from cheap statistics of the input.
+    #[default]
+    Auto,
+    /// Tests every pair: the reference, and the fastest for a few dozen boxes.
+    BruteForce,
+    /// Radix sort on one axis, then a sweep testing the other axes.
+    SortAndSweep,
+    /// Uniform grid over the cross axes, each cell sorted and swept.
+    Grid,
+    /// Bounding volume hierarchy (binned SAH), simultaneous descent.
+    Bvh,
+    /// Streamed segment trees (Zomorodian–Edelsbrunner), O(n log^d n + k).
+    BoxIntersect,
+}
+
+impl Algorithm {
+    /// Every algorithm, `Auto` first.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Auto,
+        Algorithm::BruteForce,
+        Algorithm::SortAndSweep,
+        Algorithm::Grid,
+        Algorithm::Bvh,
+        Algorithm::BoxIntersect,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::BruteForce => "brute",
+            Algorithm::SortAndSweep => "sort-and-sweep",
+            Algorithm::Grid => "grid",
+            Algorithm::Bvh => "bvh",
+            Algorithm::BoxIntersect => "box-intersect",
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = ParseAlgorithmError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| ParseAlgorithmError {
+                name: s.to_string(),
+                expected: "auto, brute, sort-and-sweep, grid, bvh, box-intersect",
+            })
+    }
+}
+
+/// What a search did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The algorithm that ran (what `Auto` chose, or the one asked for).
+    pub algorithm: Algorithm,
+    /// Pairs appended to the output.
+    pub pairs: usize,
+}
+
+/// A configured pair search.
+///
+/// ```
+/// use broadphase::{Aabb2, Algorithm, PairFinder};
+/// let boxes = vec![
+///     Aabb2::new([0.0, 0.0], [1.0, 1.0]).unwrap(),
+///     Aabb2::new([1.0, 1.0], [2.0, 2.0]).unwrap(), // touches box 0 at a corner
+///     Aabb2::new([5.0, 5.0], [6.0, 6.0]).unwrap(),
+/// ];
+/// let pairs = PairFinder::new(Algorithm::Grid).find(&boxes).unwrap();
+/// assert_eq!(pairs.len(), 1);
+/// assert_eq!((pairs[0].a(), pairs[0].b()), (0, 1));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairFinder {
+    algorithm: Algorithm,
+    parallel: bool,
+    sweep_axis: Option<usize>,
+    cell_size: Option<f64>,
+    cutoff: usize,
+}
+
+impl Default for PairFinder {
+    fn default() -> Self {
+        Self::new(Algorithm::Auto)
+    }
+}
+
+impl PairFinder {
+    /// A single-threaded search with `algorithm` and its default settings.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Self {
+            algorithm,
+            parallel: false,
+            sweep_axis: None,
+            cell_size: None,
+            cutoff: box_intersect::DEFAULT_CUTOFF,
+        }
+    }
+
+    /// Runs the multi-threaded variants (rayon's global pool) where an
+    /// algorithm has one: sort-and-sweep and the grid. The output is the same,
+    /// in the same order. Without the `parallel` feature this is a no-op.
+    pub fn parallel(mut self, on: bool) -> Self {
+        self.parallel = on;
+        self
+    }
+
+    /// Fixes the sweep axis of sort-and-sweep (default: picked from the data).
+    /// Checked against the dimension when searching.
+    pub fn sweep_axis(mut self, axis: usize) -> Self {
+        self.sweep_axis = Some(axis);
+        self
+    }
+
+    /// Fixes the grid's cell size on every cross axis (default: picked from
+    /// the data). The grid may still coarsen it to bound the number of cells.
+    pub fn cell_size(mut self, size: f64) -> Result<Self, FindError> {
+        if !(size.is_finite() && size > 0.0) {
+            return Err(FindError::InvalidParameter {
+                name: "cell size",
+                value: size,
+                expected: "a finite number above 0",
+            });
+        }
+        self.cell_size = Some(size);
+        Ok(self)
+    }
+
+    /// Sets the segment-tree cutoff of box-intersect: calls with fewer boxes
+    /// than this are scanned directly (default 64).
+    pub fn cutoff(mut self, cutoff: usize) -> Result<Self, FindError> {
+        if cutoff < 2 {
+            return Err(FindError::InvalidParameter {
+                name: "cutoff",
+                value: cutoff as f64,
+                expected: "at least 2",
+            });
+        }
+        self.cutoff = cutoff;
+        Ok(self)
+    }
+
+    /// The configured algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// Every overlapping pair of `boxes`, as indices into it.
+    pub fn find<S: Scalar, const D: usize>(&self, boxes: &[Aabb<S, D>]) -> Result<Vec<Pair>, FindError> {
+        let mut out = Vec::new();
+        self.find_into(boxes, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends every overlapping pair of `boxes` to `out`. The order is a
+    /// function of the input and the algorithm only (not of the thread
+    /// count); sort the pairs for a canonical order. On error nothing is
+    /// appended.
+    pub fn find_into<S: Scalar, const D: usize>(
+        &self,
+        boxes: &[Aabb<S, D>],
+        out: &mut Vec<Pair>,
+    ) -> Result<Report, FindError> {
+        self.find_with(&mut Workspace::new(), boxes, out)
+    }
+
+    /// [`PairFinder::find_into`] with reusable working memory: repeated
+    /// searches through the same [`Workspace`] do not allocate once it has
+    /// grown to their size.
+    pub fn find_with<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        boxes: &[Aabb<S, D>],
+        out: &mut Vec<Pair>,
+    ) -> Result<Report, FindError> {
+        check_dim::<D>()?;
+        check_len(boxes.len())?;
+        let axis = self.checked_axis::<D>()?;
+        let algorithm = match self.algorithm {
+            Algorithm::Auto => auto::choose(boxes),
+            a => a,
+        };
+        let before = out.len();
+        match algorithm {
+            Algorithm::Auto => unreachable!("auto::choose returns a concrete algorithm"),
+            Algorithm::BruteForce => brute_force::complete(boxes, out),
+            Algorithm::SortAndSweep => {
+                let axis = axis.unwrap_or_else(|| crate::stats::Profile::new(boxes).sweep_axis());
+                sap::oneshot::complete(boxes, axis, self.parallel, ws, out)
+            }
+            Algorithm::Grid => grid::oneshot::complete(boxes, self.cell_size, self.parallel, ws, out),
+            Algorithm::Bvh => tree::bvh::complete(boxes, out),
+            Algorithm::BoxIntersect => box_intersect::complete(boxes, self.cutoff, out),
+        }
+        Ok(Report {
+            algorithm,
+            pairs: out.len() - before,
+        })
+    }
+
+    /// Every overlapping pair `(i, j)` of `a[i]` and `b[j]`.
+    pub fn find_bipartite<S: Scalar, const D: usize>(
+        &self,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+    ) -> Result<Vec<CrossPair>, FindError> {
+        let mut out = Vec::new();
+        self.find_bipartite_into(a, b, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends every overlapping pair between `a` and `b` to `out`; see
+    /// [`PairFinder::find_into`] for the order.
+    pub fn find_bipartite_into<S: Scalar, const D: usize>(
+        &self,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+        out: &mut Vec<CrossPair>,
+    ) -> Result<Report, FindError> {
+        self.find_bipartite_with(&mut Workspace::new(), a, b, out)
+    }
+
+    /// [`PairFinder::find_bipartite_into`] with reusable working memory.
+    pub fn find_bipartite_with<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+        out: &mut Vec<CrossPair>,
+    ) -> Result<Report, FindError> {
+        check_dim::<D>()?;
+        check_len(a.len().saturating_add(b.len()))?;
+        let axis = self.checked_axis::<D>()?;
+        let algorithm = match self.algorithm {
+            Algorithm::Auto => auto::choose_bipartite(a, b),
+            x => x,
+        };
+        let before = out.len();
+        match algorithm {
+            Algorithm::Auto => unreachable!("auto::choose_bipartite returns a concrete algorithm"),
+            Algorithm::BruteForce => brute_force::bipartite(a, b, out),
+            Algorithm::SortAndSweep => {
+                let axis = axis.unwrap_or_else(|| crate::stats::Profile::bipartite(a, b).sweep_axis());
+                sap::oneshot::bipartite(a, b, axis, self.parallel, ws, out)
+            }
+            Algorithm::Grid => grid::oneshot::bipartite(a, b, self.cell_size, self.parallel, ws, out),
+            Algorithm::Bvh => tree::bvh::bipartite(a, b, out),
+            Algorithm::BoxIntersect => box_intersect::bipartite(a, b, self.cutoff, out),
+        }
+        Ok(Report {
+            algorithm,
+            pairs: out.len() - before,
+        })
+    }
+
+    fn checked_axis<const D: usize>(&self) -> Result<Option<usize>, FindError> {
+        match self.sweep_axis {
+            Some(axis) if axis >= D => Err(FindError::AxisOutOfRange { axis, dim: D }),
+            a => Ok(a),
+        }
+    }
+}
+
+fn check_dim<const D: usize>() -> Result<(), FindError> {
+    if (1..=3).contains(&D) {
+        Ok(())
+    } else {
+        Err(FindError::UnsupportedDimension { dim: D })
+    }
+}
+
+fn check_len(len: usize) -> Result<(), FindError> {
+    if len > MAX_BOXES {
+        Err(FindError::TooManyBoxes { len, max: MAX_BOXES })
+    } else {
+        Ok(())
+    }
+}
+
+/// Every overlapping pair of `boxes` by `algorithm`, single-threaded.
+///
+/// ```
+/// use broadphase::{find_pairs, Aabb3, Algorithm};
+/// let boxes: Vec<Aabb3> = (0..10)
+///     .map(|i| Aabb3::new([i as f64, 0.0, 0.0], [i as f64 + 1.0, 1.0, 1.0]).unwrap())
+///     .collect();
+/// // Each unit cube touches the next one: 9 pairs.
+/// assert_eq!(find_pairs(&boxes, Algorithm::Auto).unwrap().len(), 9);
+/// ```
+pub fn find_pairs<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], algorithm: Algorithm) -> Result<Vec<Pair>, FindError> {
+    PairFinder::new(algorithm).find(boxes)
+}
+
+/// Every overlapping pair between `a` and `b` by `algorithm`, single-threaded.
+pub fn find_bipartite_pairs<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    algorithm: Algorithm,
+) -> Result<Vec<CrossPair>, FindError> {
+    PairFinder::new(algorithm).find_bipartite(a, b)
+}

@@ -1,0 +1,108 @@
+//! One-shot sort-and-sweep, complete and bipartite.
+
+use crate::par;
+use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
+use crate::sweep::{merge_split, sweep_one, sweep_two_from, Axes, Entry};
+use crate::workspace::Workspace;
+use crate::{Aabb, CrossPair, Pair, Scalar};
+
+/// Sweep work per parallel piece, in entries.
+const PIECE: usize = 1 << 14;
+
+/// Fills `entries` with the boxes (all, or those listed in `subset`) sorted
+/// by their start on the sweep axis, in exact value order with ties in input
+/// order, followed by a sentinel.
+pub(crate) fn sort_entries<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    subset: Option<&[u32]>,
+    axes: &Axes,
+    parallel: bool,
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+    entries: &mut Vec<Entry<S>>,
+) {
+    let axis = axes.sweep;
+    let key = |i: u32| keyed(boxes[i as usize].min()[axis].sort_key(), i);
+    keys.clear();
+    match subset {
+        None => keys.extend((0..boxes.len() as u32).map(key)),
+        Some(s) => keys.extend(s.iter().map(|&i| key(i))),
+    }
+    sort_keyed(keys, scratch, parallel);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[axis]);
+    entries.clear();
+    entries.extend(keys.iter().map(|&k| {
+        let i = payload(k);
+        Entry::new(&boxes[i as usize], axes, i)
+    }));
+    entries.push(Entry::sentinel());
+}
+
+/// [`sort_entries`] into a new vector.
+pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    subset: Option<&[u32]>,
+    axes: &Axes,
+    parallel: bool,
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+) -> Vec<Entry<S>> {
+    let mut e = Vec::new();
+    sort_entries(boxes, subset, axes, parallel, keys, scratch, &mut e);
+    e
+}
+
+/// All overlapping pairs of `boxes`, sweeping along `axis`.
+pub(crate) fn complete<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    axis: usize,
+    parallel: bool,
+    ws: &mut Workspace<S>,
+    out: &mut Vec<Pair>,
+) {
+    let axes = Axes::new(D, axis);
+    let Workspace { keys, scratch, sides } = ws;
+    let e = &mut sides[0].entries;
+    sort_entries(boxes, None, &axes, parallel, keys, scratch, e);
+    let e = &*e;
+    let n = e.len() - 1;
+    let pieces = par::piece_count(n, PIECE);
+    par::pieces(parallel, pieces, out, |k, out| {
+        sweep_one(e, k * n / pieces..(k + 1) * n / pieces, out);
+    });
+}
+
+/// All overlapping pairs between `a` and `b`, sweeping along `axis`.
+pub(crate) fn bipartite<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    axis: usize,
+    parallel: bool,
+    ws: &mut Workspace<S>,
+    out: &mut Vec<CrossPair>,
+) {
+    let axes = Axes::new(D, axis);
+    let Workspace { keys, scratch, sides } = ws;
+    let [sa, sb] = sides;
+    sort_entries(a, None, &axes, parallel, keys, scratch, &mut sa.entries);
+    sort_entries(b, None, &axes, parallel, keys, scratch, &mut sb.entries);
+    sweep_sorted_pair(&sa.entries, &sb.entries, parallel, out);
+}
+
+/// The bipartite sweep of two sorted entry lists, cut into pieces of the
+/// merged visit order (found by merge-path search) so that threads can share
+/// it and the output order stays that of one sequential merge.
+pub(crate) fn sweep_sorted_pair<S: Scalar, P: crate::pair::OutPair>(
+    ea: &[Entry<S>],
+    eb: &[Entry<S>],
+    parallel: bool,
+    out: &mut Vec<P>,
+) {
+    let total = ea.len() + eb.len() - 2;
+    let pieces = par::piece_count(total, PIECE);
+    par::pieces(parallel, pieces, out, |k, out| {
+        let (m0, m1) = (k * total / pieces, (k + 1) * total / pieces);
+        let (i, j) = merge_split(ea, eb, m0);
+        sweep_two_from(ea, eb, i, j, m1 - m0, out);
+    });
+}

@@ -1,0 +1,271 @@
+//! Radix sort of keyed indices, the first step of every sweep.
+//!
+//! Items are `u64`s holding a monotone 32-bit key ([`Scalar::sort_key`]) in
+//! the high half and a payload (a box index) in the low half. An LSD radix
+//! sort on the key (three passes of 11, 11 and 10 bits, skipping passes whose
+//! digit is the same for every item) orders them stably in O(n). Because the
+//! key of an `f64` is its rounding to `f32`, equal keys can hide different
+//! values; [`refine_equal_keys`] then orders those runs exactly, so the result
+//! is the exact order of the values, ties kept in input order.
+
+use crate::Scalar;
+
+const PASSES: [(u32, u32); 3] = [(32, 11), (43, 11), (54, 10)];
+const BUCKETS: usize = 1 << 11;
+/// Below this, a comparison sort wins.
+const SMALL: usize = 256;
+/// Below this, threads do not pay for themselves.
+#[cfg(feature = "parallel")]
+const PAR_MIN: usize = 1 << 16;
+
+#[inline(always)]
+fn digit(x: u64, shift: u32, bits: u32) -> usize {
+    ((x >> shift) & ((1u64 << bits) - 1)) as usize
+}
+
+/// Packs a key and a payload into a sortable item.
+#[inline(always)]
+pub(crate) fn keyed(key: u32, payload: u32) -> u64 {
+    ((key as u64) << 32) | payload as u64
+}
+
+/// The payload of an item.
+#[inline(always)]
+pub(crate) fn payload(item: u64) -> u32 {
+    item as u32
+}
+
+/// Sorts `items` stably by their high 32 bits. `scratch` is working memory
+/// (grown to `items.len()` if shorter, its contents are overwritten).
+pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel: bool) {
+    let n = items.len();
+    if n <= SMALL {
+        items.sort_by_key(|&x| x >> 32);
+        return;
+    }
+    if scratch.len() < n {
+        scratch.resize(n, 0);
+    }
+    #[cfg(feature = "parallel")]
+    if parallel && n >= PAR_MIN && rayon::current_num_threads() > 1 {
+        par::sort(items, scratch);
+        return;
+    }
+    let _ = parallel;
+    let mut hist = vec![[0u32; BUCKETS]; 3];
+    for &x in items.iter() {
+        for (h, &(shift, bits)) in hist.iter_mut().zip(&PASSES) {
+            h[digit(x, shift, bits)] += 1;
+        }
+    }
+    let mut in_items = true;
+    for (h, &(shift, bits)) in hist.iter().zip(&PASSES) {
+        let first = if in_items { items[0] } else { scratch[0] };
+        if h[digit(first, shift, bits)] as usize == n {
+            continue; // every item has this digit
+        }
+        let mut offsets = [0usize; BUCKETS];
+        let mut sum = 0;
+        for (o, &c) in offsets.iter_mut().zip(h.iter()) {
+            *o = sum;
+            sum += c as usize;
+        }
+        let (src, dst) = if in_items {
+            (&items[..], &mut scratch[..n])
+        } else {
+            (&scratch[..n], &mut items[..])
+        };
+        for &x in src {
+            let d = digit(x, shift, bits);
+            dst[offsets[d]] = x;
+            offsets[d] += 1;
+        }
+        in_items = !in_items;
+    }
+    if !in_items {
+        // The result is in the scratch buffer: swap the buffers.
+        core::mem::swap(items, scratch);
+        items.truncate(n);
+    }
+}
+
+/// Orders runs of equal keys by the exact value `value(payload)`, stably, so
+/// that after [`sort_keyed`] the items are in exact value order. `exact`
+/// says the keys already are exact (equal keys mean equal values): then
+/// there is nothing to do.
+pub(crate) fn refine_equal_keys<S: Scalar>(items: &mut [u64], exact: bool, value: impl Fn(u32) -> S) {
+    if exact {
+        return;
+    }
+    let mut start = 0;
+    while start < items.len() {
+        let key = items[start] >> 32;
+        let mut end = start + 1;
+        while end < items.len() && items[end] >> 32 == key {
+            end += 1;
+        }
+        if end - start > 1 {
+            items[start..end].sort_by(|&x, &y| {
+                value(payload(x))
+                    .partial_cmp(&value(payload(y)))
+                    .unwrap_or(core::cmp::Ordering::Equal)
+            });
+        }
+        start = end;
+    }
+}
+
+#[cfg(feature = "parallel")]
+mod par {
+    use super::*;
+    use rayon::prelude::*;
+
+    /// A raw pointer that may be shared between the threads of one scatter
+    /// pass, each writing its own disjoint set of slots.
+    #[derive(Clone, Copy)]
+    struct Slots(*mut u64);
+    // SAFETY: only used by `scatter`, whose threads write disjoint indices of
+    // one live buffer; no slot is read while the pass runs.
+    unsafe impl Send for Slots {}
+    unsafe impl Sync for Slots {}
+
+    /// Parallel LSD radix sort: each chunk counts its digits, offsets are laid
+    /// out digit-major then chunk-major (so the result is the stable order,
+    /// whatever the number of chunks), and the chunks scatter concurrently.
+    pub(super) fn sort(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+        let n = items.len();
+        let chunks = rayon::current_num_threads() * 4;
+        let chunk_len = n.div_ceil(chunks);
+        // Which passes have more than one digit value? (One pass over the data.)
+        let hist = items
+            .par_chunks(chunk_len)
+            .map(|c| {
+                let mut h = vec![[0u32; BUCKETS]; 3];
+                for &x in c {
+                    for (hh, &(shift, bits)) in h.iter_mut().zip(&PASSES) {
+                        hh[digit(x, shift, bits)] += 1;
+                    }
+                }
+                h
+            })
+            .reduce(
+                || vec![[0u32; BUCKETS]; 3],
+                |mut a, b| {
+                    for (aa, bb) in a.iter_mut().zip(&b) {
+                        for (x, y) in aa.iter_mut().zip(bb.iter()) {
+                            *x += *y;
+                        }
+                    }
+                    a
+                },
+            );
+        let mut in_items = true;
+        for (h, &(shift, bits)) in hist.iter().zip(&PASSES) {
+            let first = if in_items { items[0] } else { scratch[0] };
+            if h[digit(first, shift, bits)] as usize == n {
+                continue;
+            }
+            let (src, dst) = if in_items {
+                (&items[..], &mut scratch[..n])
+            } else {
+                (&scratch[..n], &mut items[..])
+            };
+            scatter(src, dst, chunk_len, shift, bits);
+            in_items = !in_items;
+        }
+        if !in_items {
+            core::mem::swap(items, scratch);
+            items.truncate(n);
+        }
+    }
+
+    fn scatter(src: &[u64], dst: &mut [u64], chunk_len: usize, shift: u32, bits: u32) {
+        let counts: Vec<Vec<u32>> = src
+            .par_chunks(chunk_len)
+            .map(|c| {
+                let mut h = vec![0u32; BUCKETS];
+                for &x in c {
+                    h[digit(x, shift, bits)] += 1;
+                }
+                h
+            })
+            .collect();
+        // offsets[c][d]: where chunk c writes its first item with digit d.
+        let mut offsets = vec![vec![0usize; BUCKETS]; counts.len()];
+        let mut sum = 0usize;
+        for d in 0..BUCKETS {
+            for (c, h) in counts.iter().enumerate() {
+                offsets[c][d] = sum;
+                sum += h[d] as usize;
+            }
+        }
+        assert_eq!(sum, dst.len());
+        let out = Slots(dst.as_mut_ptr());
+        src.par_chunks(chunk_len)
+            .zip(offsets.into_par_iter())
+            .for_each(move |(c, mut off)| {
+                let out = out;
+                for &x in c {
+                    let d = digit(x, shift, bits);
+                    // SAFETY: the offsets give every (chunk, digit) its own
+                    // range of `dst`, sized by the counts of that chunk, and
+                    // the ranges tile `0..dst.len()` (asserted above), so each
+                    // slot is written exactly once, by one thread, in bounds.
+                    unsafe { out.0.add(off[d]).write(x) };
+                    off[d] += 1;
+                }
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> u64 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed >> 11
+    }
+
+    fn check(keys: impl Fn(&mut u64) -> u32, n: usize, parallel: bool) {
+        let mut seed = 42;
+        let mut items: Vec<u64> = (0..n as u32).map(|i| keyed(keys(&mut seed), i)).collect();
+        let mut expect = items.clone();
+        expect.sort_by_key(|&x| x >> 32); // stable: the reference order
+        let mut scratch = Vec::new();
+        sort_keyed(&mut items, &mut scratch, parallel);
+        assert_eq!(items, expect);
+    }
+
+    #[test]
+    fn sorts_stably_like_a_stable_comparison_sort() {
+        for &n in &[0, 1, 2, 255, 256, 257, 1000, 70_000] {
+            for parallel in [false, true] {
+                check(|s| lcg(s) as u32, n, parallel);
+                check(|s| (lcg(s) % 7) as u32, n, parallel); // many ties
+                check(|s| 0xABCD_0000 | (lcg(s) % 3) as u32, n, parallel); // skipped passes
+                check(|_| 5, n, parallel); // all equal
+            }
+        }
+    }
+
+    #[test]
+    fn refinement_gives_exact_order() {
+        // Distinct f64 values that share an f32 key.
+        let vals = [1.0 + 3e-16, 1.0, 1.0 + 1e-16, 1.0 + 2e-16, -0.0, 0.0, 1e-300, 5e-324];
+        let mut items: Vec<u64> = vals
+            .iter()
+            .enumerate()
+            .map(|(i, v)| keyed(v.sort_key(), i as u32))
+            .collect();
+        sort_keyed(&mut items, &mut Vec::new(), false);
+        refine_equal_keys(&mut items, false, |i| vals[i as usize]);
+        let sorted: Vec<f64> = items.iter().map(|&x| vals[payload(x) as usize]).collect();
+        for w in sorted.windows(2) {
+            assert!(w[0] <= w[1], "{sorted:?}");
+        }
+        // Ties (-0.0 == 0.0) keep input order.
+        let pos = |i: u32| items.iter().position(|&x| payload(x) == i).unwrap();
+        assert!(pos(4) < pos(5));
+    }
+}

@@ -1,0 +1,163 @@
+//! Cheap statistics of a box set, from a deterministic sample, used to pick
+//! the sweep axis, the grid's cell size and the algorithm of `Auto`.
+
+use crate::{Aabb, Scalar};
+
+/// Sample size: large enough that a per-axis overlap fraction of 1e-3 is
+/// seen, small enough to cost a few microseconds.
+pub(crate) const SAMPLE: usize = 512;
+
+/// Up to `m` evenly strided indices of `0..n` (deterministic).
+pub(crate) fn sample_indices(n: usize, m: usize) -> impl Iterator<Item = usize> {
+    let m = m.min(n);
+    (0..m).map(move |k| k * n / m)
+}
+
+/// Statistics of a sample of the boxes.
+#[derive(Clone, Debug)]
+pub(crate) struct Profile<const D: usize> {
+    /// Number of boxes (both sets for a bipartite search).
+    pub n: usize,
+    /// Fraction of sampled pairs whose intervals overlap, per axis: the
+    /// expected share of all pairs a single-axis sweep on that axis tests.
+    /// (For a bipartite search: pairs with one box from each set.)
+    pub overlap: [f64; D],
+    /// Sorted sampled extents per axis.
+    pub extents: [Vec<f64>; D],
+    /// Smallest sampled `min` per axis.
+    pub lo: [f64; D],
+    /// Largest sampled `max` per axis.
+    pub hi: [f64; D],
+}
+
+impl<const D: usize> Profile<D> {
+    pub fn new<S: Scalar>(boxes: &[Aabb<S, D>]) -> Self {
+        let sample: Vec<&Aabb<S, D>> = sample_indices(boxes.len(), SAMPLE).map(|i| &boxes[i]).collect();
+        let overlap = core::array::from_fn(|axis| overlap_fraction(&sample, &sample, axis, true));
+        Self::with(boxes.len(), &sample, overlap)
+    }
+
+    /// The profile of a bipartite search between `a` and `b`.
+    pub fn bipartite<S: Scalar>(a: &[Aabb<S, D>], b: &[Aabb<S, D>]) -> Self {
+        let sa: Vec<&Aabb<S, D>> = sample_indices(a.len(), SAMPLE / 2).map(|i| &a[i]).collect();
+        let sb: Vec<&Aabb<S, D>> = sample_indices(b.len(), SAMPLE / 2).map(|i| &b[i]).collect();
+        let overlap = core::array::from_fn(|axis| overlap_fraction(&sa, &sb, axis, false));
+        let both: Vec<&Aabb<S, D>> = sa.iter().chain(&sb).copied().collect();
+        Self::with(a.len() + b.len(), &both, overlap)
+    }
+
+    fn with<S: Scalar>(n: usize, sample: &[&Aabb<S, D>], overlap: [f64; D]) -> Self {
+        let extents = core::array::from_fn(|axis| {
+            let mut e: Vec<f64> = sample.iter().map(|b| b.extent(axis)).collect();
+            e.sort_by(f64::total_cmp);
+            e
+        });
+        let lo = core::array::from_fn(|axis| sample.iter().map(|b| b.min()[axis].to_f64()).fold(f64::INFINITY, f64::min));
+        let hi = core::array::from_fn(|axis| {
+            sample
+                .iter()
+                .map(|b| b.max()[axis].to_f64())
+                .fold(f64::NEG_INFINITY, f64::max)
+        });
+        Self {
+            n,
+            overlap,
+            extents,
+            lo,
+            hi,
+        }
+    }
+
+    /// The axis on which the fewest sampled pairs overlap: the sweep axis that
+    /// tests the fewest candidates. (For boxes of similar size this is the
+    /// axis with the largest spread of centres.) Ties go to the lower axis.
+    pub fn sweep_axis(&self) -> usize {
+        let mut best = 0;
+        for axis in 1..D {
+            if self.overlap[axis] < self.overlap[best] {
+                best = axis;
+            }
+        }
+        best
+    }
+
+    /// The sampled extent at quantile `q` on `axis`.
+    pub fn extent_quantile(&self, axis: usize, q: f64) -> f64 {
+        let e = &self.extents[axis];
+        if e.is_empty() {
+            return 0.0;
+        }
+        let k = ((e.len() - 1) as f64 * q).round() as usize;
+        e[k.min(e.len() - 1)]
+    }
+}
+
+/// Fraction of the pairs `(x, y)`, `x` from `xs`, `y` from `ys` (distinct
+/// pairs of one list when `same`), whose intervals on `axis` overlap.
+fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S, D>], axis: usize, same: bool) -> f64 {
+    let pairs = if same {
+        (xs.len() * xs.len().saturating_sub(1) / 2) as f64
+    } else {
+        (xs.len() * ys.len()) as f64
+    };
+    if pairs == 0.0 {
+        return 0.0;
+    }
+    let sorted_lo = |v: &[&Aabb<S, D>]| {
+        let mut lo: Vec<S> = v.iter().map(|b| b.min()[axis]).collect();
+        lo.sort_by(|a, b| a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal));
+        lo
+    };
+    // Pairs `(x, y)` with `x.hi < y.lo`: disjoint with x below y.
+    let below = |xs: &[&Aabb<S, D>], ylo: &[S]| -> usize {
+        xs.iter()
+            .map(|b| {
+                let hi = b.max()[axis];
+                ylo.len() - ylo.partition_point(|&l| l <= hi)
+            })
+            .sum()
+    };
+    // A disjoint pair has exactly one member below the other.
+    let disjoint = if same {
+        below(xs, &sorted_lo(xs))
+    } else {
+        below(xs, &sorted_lo(ys)) + below(ys, &sorted_lo(xs))
+    };
+    (pairs - disjoint as f64).max(0.0) / pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_spread_axis() {
+        // Long thin boxes spread along y: all overlap on x, few on y.
+        let boxes: Vec<Aabb<f64, 2>> = (0..1000)
+            .map(|i| Aabb::new([0.0, i as f64 * 2.0], [10.0, i as f64 * 2.0 + 1.0]).unwrap())
+            .collect();
+        let p = Profile::new(&boxes);
+        assert_eq!(p.sweep_axis(), 1);
+        assert!(p.overlap[0] > 0.99);
+        assert!(p.overlap[1] < 0.01);
+        assert_eq!(p.extent_quantile(0, 0.5), 10.0);
+    }
+
+    #[test]
+    fn bipartite_overlap() {
+        let a: Vec<Aabb<f64, 1>> = (0..10).map(|i| Aabb::new([i as f64], [i as f64 + 0.5]).unwrap()).collect();
+        let b = [Aabb::<f64, 1>::new([0.0], [4.0]).unwrap()];
+        let p = Profile::bipartite(&a, &b);
+        assert_eq!(p.overlap[0], 0.5);
+        assert_eq!((p.lo[0], p.hi[0]), (0.0, 9.5));
+    }
+
+    #[test]
+    fn tiny_sets() {
+        let one = [Aabb::<f32, 3>::point([1.0, 2.0, 3.0]).unwrap()];
+        let p = Profile::new(&one);
+        assert_eq!(p.overlap, [0.0; 3]);
+        let p = Profile::<3>::new::<f32>(&[]);
+        assert_eq!(p.extent_quantile(1, 0.9), 0.0);
+    }
+}

@@ -1,0 +1,109 @@
+//! Reusable working memory.
+
+use crate::sweep::Entry;
+use crate::Scalar;
+
+/// Reusable working memory for pair searches.
+///
+/// A search needs scratch space in proportion to the number of boxes (for
+/// the grid about 80 bytes per `f64` box: sort keys, the boxes laid out by
+/// cell, the cells' lists). [`PairFinder::find_into`](crate::PairFinder::find_into)
+/// allocates it afresh on every call; passing the same `Workspace` to
+/// repeated searches ([`PairFinder::find_with`](crate::PairFinder::find_with),
+/// once per frame, say) reuses it instead. Fresh memory is not free: the
+/// operating system must map every page on first touch, which on some
+/// machines costs as much as the search itself.
+///
+/// ```
+/// use broadphase::{Aabb2, PairFinder, Workspace};
+/// let boxes = vec![Aabb2::new([0.0, 0.0], [1.0, 1.0]).unwrap(); 3];
+/// let finder = PairFinder::default();
+/// let mut ws = Workspace::new();
+/// let mut pairs = Vec::new();
+/// for _frame in 0..3 {
+///     pairs.clear();
+///     finder.find_with(&mut ws, &boxes, &mut pairs).unwrap();
+///     assert_eq!(pairs.len(), 3);
+/// }
+/// ```
+pub struct Workspace<S: Scalar> {
+    pub(crate) keys: Vec<u64>,
+    pub(crate) scratch: Vec<u64>,
+    pub(crate) sides: [Side<S>; 2],
+}
+
+/// Buffers for one set of boxes (a bipartite search uses two).
+pub(crate) struct Side<S> {
+    /// Per box: its placement in the grid.
+    pub info: Vec<u32>,
+    /// The boxes as sweep entries.
+    pub entries: Vec<Entry<S>>,
+    /// Per grid cell: positions in `entries`, with flags.
+    pub lists: Vec<u32>,
+    pub starts: Vec<u32>,
+    pub list_starts: Vec<u32>,
+    pub cursors: Vec<u32>,
+    pub list_cursors: Vec<u32>,
+    /// Indices of the boxes too large for the grid's cells.
+    pub oversized: Vec<u32>,
+    /// Per cell, the longest sweep-axis extent of its boxes.
+    pub reach: Vec<f64>,
+}
+
+impl<S> Side<S> {
+    fn new() -> Self {
+        Self {
+            info: Vec::new(),
+            entries: Vec::new(),
+            lists: Vec::new(),
+            starts: Vec::new(),
+            list_starts: Vec::new(),
+            cursors: Vec::new(),
+            list_cursors: Vec::new(),
+            oversized: Vec::new(),
+            reach: Vec::new(),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        use core::mem::size_of;
+        self.info.capacity() * 4
+            + self.entries.capacity() * size_of::<Entry<S>>()
+            + (self.lists.capacity()
+                + self.starts.capacity()
+                + self.list_starts.capacity()
+                + self.cursors.capacity()
+                + self.list_cursors.capacity()
+                + self.oversized.capacity())
+                * 4
+            + self.reach.capacity() * 8
+    }
+}
+
+impl<S: Scalar> Workspace<S> {
+    /// An empty workspace; it grows to what the searches need.
+    pub fn new() -> Self {
+        Self {
+            keys: Vec::new(),
+            scratch: Vec::new(),
+            sides: [Side::new(), Side::new()],
+        }
+    }
+
+    /// Bytes of memory the workspace holds.
+    pub fn memory(&self) -> usize {
+        (self.keys.capacity() + self.scratch.capacity()) * 8 + self.sides.iter().map(Side::bytes).sum::<usize>()
+    }
+}
+
+impl<S: Scalar> Default for Workspace<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: Scalar> core::fmt::Debug for Workspace<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Workspace").field("bytes", &self.memory()).finish()
+    }
+}

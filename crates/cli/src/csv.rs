@@ -1,0 +1,297 @@
+//! Reading box files: `id,min_x,min_y[,min_z],max_x,max_y[,max_z]`.
+//!
+//! The whole input is read into memory once and parsed in place: no
+//! allocation per line. Every problem is reported with its line number.
+
+use broadphase::{Aabb, Scalar};
+
+/// A box file, parsed.
+#[derive(Debug)]
+pub enum Boxes {
+    /// A 2D file.
+    Two(Vec<Aabb<f64, 2>>, Vec<i64>),
+    /// A 3D file.
+    Three(Vec<Aabb<f64, 3>>, Vec<i64>),
+}
+
+impl Boxes {
+    pub fn len(&self) -> usize {
+        match self {
+            Boxes::Two(b, _) => b.len(),
+            Boxes::Three(b, _) => b.len(),
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        match self {
+            Boxes::Two(..) => 2,
+            Boxes::Three(..) => 3,
+        }
+    }
+}
+
+/// What is wrong with an input, and where.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum CsvError {
+    #[error("empty input: expected a header line `{HEADER_2D}` or `{HEADER_3D}`")]
+    Empty,
+    #[error("line 1: missing header: the first line must be `{HEADER_2D}` or `{HEADER_3D}`, found `{found}`")]
+    MissingHeader { found: String },
+    #[error("line 1: unknown header `{found}`: expected `{HEADER_2D}` or `{HEADER_3D}`")]
+    UnknownHeader { found: String },
+    #[error("line {line}: not valid UTF-8")]
+    Utf8 { line: usize },
+    #[error("line {line}: empty line")]
+    EmptyLine { line: usize },
+    #[error("line {line}: expected {expected} fields, found {found}{hint}")]
+    FieldCount {
+        line: usize,
+        expected: usize,
+        found: usize,
+        hint: &'static str,
+    },
+    #[error("line {line}: column {column}: empty value")]
+    EmptyValue { line: usize, column: &'static str },
+    #[error("line {line}: column id: `{text}` is not an integer id")]
+    BadId { line: usize, text: String },
+    #[error("line {line}: column {column}: `{text}` is not a number")]
+    BadNumber {
+        line: usize,
+        column: &'static str,
+        text: String,
+    },
+    #[error("line {line}: column {column}: `{text}` is NaN")]
+    Nan {
+        line: usize,
+        column: &'static str,
+        text: String,
+    },
+    #[error("line {line}: column {column}: `{text}` is infinite")]
+    Infinite {
+        line: usize,
+        column: &'static str,
+        text: String,
+    },
+    #[error("line {line}: column {column}: `{text}` overflows to infinity")]
+    Overflow {
+        line: usize,
+        column: &'static str,
+        text: String,
+    },
+    #[error("line {line}: {min_column} {min} is greater than {max_column} {max}")]
+    Inverted {
+        line: usize,
+        min_column: &'static str,
+        max_column: &'static str,
+        min: f64,
+        max: f64,
+    },
+    #[error("line {line}: duplicate id {id} (first on line {first})")]
+    DuplicateId { line: usize, id: i64, first: usize },
+    #[error("{count} boxes: more than this tool handles ({max})")]
+    TooMany { count: usize, max: usize },
+}
+
+pub const HEADER_2D: &str = "id,min_x,min_y,max_x,max_y";
+pub const HEADER_3D: &str = "id,min_x,min_y,min_z,max_x,max_y,max_z";
+const COLUMNS_2D: [&str; 5] = ["id", "min_x", "min_y", "max_x", "max_y"];
+const COLUMNS_3D: [&str; 7] = ["id", "min_x", "min_y", "min_z", "max_x", "max_y", "max_z"];
+
+/// Splits into lines, accepting `\n` and `\r\n` and a missing final newline.
+/// Yields `(line number, content)`.
+fn lines(input: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let mut n = 0;
+    body.split(|&b| b == b'\n').map(move |l| {
+        n += 1;
+        (n, l.strip_suffix(b"\r").unwrap_or(l))
+    })
+}
+
+/// Parses a whole box file.
+pub fn parse(input: &[u8]) -> Result<Boxes, CsvError> {
+    if input.is_empty() {
+        return Err(CsvError::Empty);
+    }
+    let mut it = lines(input);
+    let (_, header) = it.next().ok_or(CsvError::Empty)?;
+    let header = std::str::from_utf8(header).map_err(|_| CsvError::Utf8 { line: 1 })?;
+    match header {
+        HEADER_2D => parse_rows::<2>(it, &COLUMNS_2D).map(|(b, i)| Boxes::Two(b, i)),
+        HEADER_3D => parse_rows::<3>(it, &COLUMNS_3D).map(|(b, i)| Boxes::Three(b, i)),
+        h if h.trim().is_empty() => Err(CsvError::Empty),
+        h => {
+            let first = h.split(',').next().unwrap_or("");
+            if first.trim().parse::<f64>().is_ok() {
+                Err(CsvError::MissingHeader { found: h.to_string() })
+            } else {
+                Err(CsvError::UnknownHeader { found: h.to_string() })
+            }
+        }
+    }
+}
+
+fn parse_rows<'a, const D: usize>(
+    rows: impl Iterator<Item = (usize, &'a [u8])>,
+    columns: &'static [&'static str],
+) -> Result<(Vec<Aabb<f64, D>>, Vec<i64>), CsvError> {
+    let mut boxes = Vec::new();
+    let mut ids = Vec::new();
+    let width = 1 + 2 * D;
+    for (line, raw) in rows {
+        if raw.is_empty() {
+            return Err(CsvError::EmptyLine { line });
+        }
+        let text = std::str::from_utf8(raw).map_err(|_| CsvError::Utf8 { line })?;
+        let mut fields = text.split(',');
+        let mut vals = [0.0f64; 6];
+        let mut id = 0i64;
+        let mut found = 0;
+        for (k, f) in fields.by_ref().take(width).enumerate() {
+            found += 1;
+            if f.is_empty() {
+                return Err(CsvError::EmptyValue { line, column: columns[k] });
+            }
+            if k == 0 {
+                id = f.parse().map_err(|_| CsvError::BadId {
+                    line,
+                    text: f.to_string(),
+                })?;
+            } else {
+                vals[k - 1] = number(f, line, columns[k])?;
+            }
+        }
+        let extra = fields.count();
+        if found != width || extra > 0 {
+            let total = found + extra;
+            return Err(CsvError::FieldCount {
+                line,
+                expected: width,
+                found: total,
+                hint: if text.ends_with(',') { " (trailing comma?)" } else { "" },
+            });
+        }
+        let min: [f64; D] = core::array::from_fn(|k| vals[k]);
+        let max: [f64; D] = core::array::from_fn(|k| vals[D + k]);
+        let b = Aabb::new(min, max).map_err(|e| match e {
+            broadphase::AabbError::Inverted { axis, min, max } => CsvError::Inverted {
+                line,
+                min_column: columns[1 + axis],
+                max_column: columns[1 + D + axis],
+                min,
+                max,
+            },
+            // `number` already rejected non-finite values.
+            other => unreachable!("validated values rejected: {other}"),
+        })?;
+        boxes.push(b);
+        ids.push(id);
+    }
+    if boxes.len() > broadphase::MAX_BOXES {
+        return Err(CsvError::TooMany {
+            count: boxes.len(),
+            max: broadphase::MAX_BOXES,
+        });
+    }
+    check_unique(&ids)?;
+    Ok((boxes, ids))
+}
+
+fn number(f: &str, line: usize, column: &'static str) -> Result<f64, CsvError> {
+    let v: f64 = f.parse().map_err(|_| CsvError::BadNumber {
+        line,
+        column,
+        text: f.to_string(),
+    })?;
+    if v.is_nan() {
+        return Err(CsvError::Nan {
+            line,
+            column,
+            text: f.to_string(),
+        });
+    }
+    if !Scalar::is_finite(v) {
+        let literal = f.to_ascii_lowercase().contains("inf");
+        let text = f.to_string();
+        return Err(if literal {
+            CsvError::Infinite { line, column, text }
+        } else {
+            CsvError::Overflow { line, column, text }
+        });
+    }
+    Ok(v)
+}
+
+/// Ids must be unique; the error names the later line of the first
+/// duplicate found in file order.
+fn check_unique(ids: &[i64]) -> Result<(), CsvError> {
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (ids[i as usize], i));
+    let mut worst: Option<(usize, usize)> = None; // (later row, first row)
+    for w in order.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if ids[a] == ids[b] && worst.is_none_or(|(later, _)| b < later) {
+            worst = Some((b, a));
+        }
+    }
+    match worst {
+        // Rows are numbered from line 2 (line 1 is the header).
+        Some((later, first)) => Err(CsvError::DuplicateId {
+            line: later + 2,
+            id: ids[later],
+            first: first + 2,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Writes boxes as a box file (shortest round-trip decimals).
+pub fn write<const D: usize>(boxes: &[Aabb<f64, D>], out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let header = if D == 2 { HEADER_2D } else { HEADER_3D };
+    writeln!(out, "{header}")?;
+    for (i, b) in boxes.iter().enumerate() {
+        write!(out, "{i}")?;
+        for v in b.min().iter().chain(b.max()) {
+            write!(out, ",{v:?}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str) -> String {
+        parse(s.as_bytes()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn accepts_crlf_and_missing_newline() {
+        let b = parse(b"id,min_x,min_y,max_x,max_y\r\n1,0,0,1,1\r\n7,-0.5,1e-300,2,3").unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.dim(), 2);
+        let b = parse(b"id,min_x,min_y,min_z,max_x,max_y,max_z\n").unwrap();
+        assert_eq!((b.len(), b.dim()), (0, 3));
+    }
+
+    #[test]
+    fn names_line_and_problem() {
+        let h = "id,min_x,min_y,max_x,max_y\n";
+        assert_eq!(err(""), CsvError::Empty.to_string());
+        assert!(err("1,0,0,1,1\n").contains("missing header"));
+        assert!(err("id,x,y\n").contains("unknown header"));
+        assert!(err(&format!("{h}1,0,0,1,1,\n")).contains("line 2: expected 5 fields, found 6 (trailing comma?)"));
+        assert!(err(&format!("{h}1,0,0,1\n")).contains("line 2: expected 5 fields, found 4"));
+        assert!(err(&format!("{h}1,0,0,1,1\n2,0,nan,1,1\n")).contains("line 3: column min_y: `nan` is NaN"));
+        assert!(err(&format!("{h}1,0,0,inf,1\n")).contains("column max_x: `inf` is infinite"));
+        assert!(err(&format!("{h}1,0,0,1e400,1\n")).contains("column max_x: `1e400` overflows to infinity"));
+        assert!(err(&format!("{h}1,0,0,1,x\n")).contains("column max_y: `x` is not a number"));
+        assert!(err(&format!("{h}1.5,0,0,1,1\n")).contains("`1.5` is not an integer id"));
+        assert!(err(&format!("{h}1,2,0,1,1\n")).contains("line 2: min_x 2 is greater than max_x 1"));
+        assert!(err(&format!("{h}1,0,0,1,1\n\n2,0,0,1,1\n")).contains("line 3: empty line"));
+        assert!(err(&format!("{h}5,0,0,1,1\n6,0,0,1,1\n5,0,0,1,1\n")).contains("line 4: duplicate id 5 (first on line 2)"));
+        assert!(err(&format!("{h}1,,0,1,1\n")).contains("column min_x: empty value"));
+    }
+}

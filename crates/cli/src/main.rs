@@ -1,0 +1,182 @@
+//! `broadphase`: exact broad-phase pair finding from the command line.
+
+mod compare;
+mod csv;
+mod pairs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use broadphase::Algorithm;
+use broadphase_scenes::Scene;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "broadphase", version, about = "Exact broad-phase collision detection: every overlapping pair of boxes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print every overlapping pair of the boxes in a CSV file.
+    Pairs(PairsArgs),
+    /// Run every algorithm on generated scenes and compare their times and results.
+    Compare(CompareArgs),
+    /// Write a generated scene as a CSV box file.
+    Scene(SceneArgs),
+}
+
+/// Reads `id,min_x,min_y,max_x,max_y` (2D) or
+/// `id,min_x,min_y,min_z,max_x,max_y,max_z` (3D) and prints `id_a,id_b`
+/// (id_a < id_b) for every overlapping pair. Boxes are closed: touching
+/// boxes overlap.
+#[derive(Args)]
+pub struct PairsArgs {
+    /// The box file, or `-` for standard input.
+    file: PathBuf,
+    /// auto, brute, sort-and-sweep, grid, bvh or box-intersect.
+    #[arg(long, short, default_value = "auto")]
+    algorithm: Algorithm,
+    /// Print the pairs in ascending order.
+    #[arg(long)]
+    sorted: bool,
+    /// Print only the number of pairs.
+    #[arg(long)]
+    count: bool,
+    /// Print timings and counts on standard error.
+    #[arg(long)]
+    stats: bool,
+    /// Worker threads: 0 for all cores, 1 for the single-threaded algorithms.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+/// Generates scenes, runs the chosen algorithms on each (single-threaded
+/// unless --threads says otherwise), checks that all found the same pairs,
+/// and prints the median time of each.
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Scenes, comma-separated: uniform, clustered, heavy-tailed, shared-x,
+    /// sticks, lattice, guillotine, degenerate, duplicates, or `all`.
+    #[arg(long, default_value = "uniform", value_delimiter = ',')]
+    scene: Vec<String>,
+    /// Number of boxes (`100000`, `1e5` and `100k` are all accepted).
+    #[arg(long, default_value = "1e5", value_parser = parse_count)]
+    n: usize,
+    /// Dimension: 2 or 3.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    dim: u8,
+    /// Algorithms, comma-separated, or `all` (brute force only up to 20000 boxes).
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    algorithm: Vec<String>,
+    /// Worker threads for the threaded variants (1: single-threaded).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Runs per algorithm; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Scene seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Use f32 boxes (rounded outward) instead of f64.
+    #[arg(long)]
+    f32: bool,
+}
+
+/// Writes a generated scene as a CSV box file.
+#[derive(Args)]
+pub struct SceneArgs {
+    /// The scene's name.
+    scene: Scene,
+    /// Number of boxes (`1e5` and `100k` are accepted).
+    #[arg(long, default_value = "1e4", value_parser = parse_count)]
+    n: usize,
+    /// Dimension: 2 or 3.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    dim: u8,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (default: standard output).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+/// Parses a count written as `100000`, `1e5`, `2.5e4` or `100k` / `1m`.
+fn parse_count(s: &str) -> Result<usize, String> {
+    let (num, mult) = match s.strip_suffix(['k', 'K']) {
+        Some(x) => (x, 1e3),
+        None => match s.strip_suffix(['m', 'M']) {
+            Some(x) => (x, 1e6),
+            None => (s, 1.0),
+        },
+    };
+    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a count"))?;
+    let v = v * mult;
+    if !(v >= 0.0 && v <= 4e9 && v.fract() == 0.0) {
+        return Err(format!("`{s}` is not a whole number of boxes between 0 and 4e9"));
+    }
+    Ok(v as usize)
+}
+
+/// Runs `f` in a pool of `threads` workers (0: all cores).
+pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
+    Ok(pool.install(f))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Pairs(a) => pairs::run(&a),
+        Command::Compare(a) => compare::run(&a),
+        Command::Scene(a) => scene(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("broadphase: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn scene(a: &SceneArgs) -> Result<(), String> {
+    let mut buf = Vec::new();
+    let w = &mut buf;
+    let r = if a.dim == 2 {
+        csv::write(&a.scene.generate::<2>(a.n, a.seed), w)
+    } else {
+        csv::write(&a.scene.generate::<3>(a.n, a.seed), w)
+    };
+    r.map_err(|e| e.to_string())?;
+    match &a.output {
+        Some(path) => std::fs::write(path, &buf).map_err(|e| format!("{}: {e}", path.display())),
+        None => {
+            use std::io::Write;
+            std::io::stdout().lock().write_all(&buf).map_err(|e| e.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_count;
+
+    #[test]
+    fn counts() {
+        assert_eq!(parse_count("1e5"), Ok(100_000));
+        assert_eq!(parse_count("100k"), Ok(100_000));
+        assert_eq!(parse_count("2.5e3"), Ok(2500));
+        assert_eq!(parse_count("1m"), Ok(1_000_000));
+        assert_eq!(parse_count("12"), Ok(12));
+        assert!(parse_count("1.5").is_err());
+        assert!(parse_count("-3").is_err());
+        assert!(parse_count("x").is_err());
+    }
+}
