@@ -11,10 +11,8 @@ pub fn parry3d_pairs(boxes: &[Aabb<f32, 3>], out: &mut Vec<(u32, u32)>) {
     use parry3d::bounding_volume::Aabb as PAabb;
     use parry3d::math::Vec3;
     use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
-    let leaves: Vec<PAabb> = boxes
-        .iter()
-        .map(|b| PAabb::new(Vec3::from_array(*b.min()), Vec3::from_array(*b.max())))
-        .collect();
+    let leaves: Vec<PAabb> =
+        boxes.iter().map(|b| PAabb::new(Vec3::from_array(*b.min()), Vec3::from_array(*b.max()))).collect();
     let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves);
     let mut ws = BvhWorkspace::default();
     bvh.traverse_bvtt_single_tree::<false>(&mut ws, &mut |a, b| out.push((a.min(b), a.max(b))));
@@ -25,10 +23,8 @@ pub fn parry2d_pairs(boxes: &[Aabb<f32, 2>], out: &mut Vec<(u32, u32)>) {
     use parry2d::bounding_volume::Aabb as PAabb;
     use parry2d::math::Vec2;
     use parry2d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
-    let leaves: Vec<PAabb> = boxes
-        .iter()
-        .map(|b| PAabb::new(Vec2::from_array(*b.min()), Vec2::from_array(*b.max())))
-        .collect();
+    let leaves: Vec<PAabb> =
+        boxes.iter().map(|b| PAabb::new(Vec2::from_array(*b.min()), Vec2::from_array(*b.max()))).collect();
     let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves);
     let mut ws = BvhWorkspace::default();
     bvh.traverse_bvtt_single_tree::<false>(&mut ws, &mut |a, b| out.push((a.min(b), a.max(b))));

@@ -50,13 +50,13 @@ impl Estimate {
     }
 }
 
-pub(crate) fn estimate<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[&[Aabb<S, D>]], bipartite: bool) -> Estimate {
+pub(crate) fn estimate<S: Scalar, const D: usize>(
+    profile: &Profile<D>,
+    sets: &[&[Aabb<S, D>]],
+    bipartite: bool,
+) -> Estimate {
     let n = profile.n as f64;
-    let pairs = if bipartite {
-        sets[0].len() as f64 * sets[1].len() as f64
-    } else {
-        n * (n - 1.0) / 2.0
-    };
+    let pairs = if bipartite { sets[0].len() as f64 * sets[1].len() as f64 } else { n * (n - 1.0) / 2.0 };
     let axis = profile.sweep_axis();
     let sap = SAP_PER_BOX * n + SAP_PER_CANDIDATE * profile.overlap[axis] * pairs;
     let grid = if D == 1 {
@@ -67,11 +67,7 @@ pub(crate) fn estimate<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[
     };
     let log = n.max(2.0).log2();
     let box_intersect = BI_PER_BOX_LOG * n * log.powi(D as i32 - 1).max(1.0);
-    Estimate {
-        sap,
-        grid,
-        box_intersect,
-    }
+    Estimate { sap, grid, box_intersect }
 }
 
 /// The algorithm for a complete search of `boxes`.

@@ -242,11 +242,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], cutoff: 
     let mut ps = records(boxes, 0, &perm);
     let mut is = ps.clone();
     let mut sink = Complete(out);
-    Search {
-        sink: &mut sink,
-        cutoff: cutoff.max(2),
-    }
-    .stream(&mut ps, &mut is, D - 1);
+    Search { sink: &mut sink, cutoff: cutoff.max(2) }.stream(&mut ps, &mut is, D - 1);
 }
 
 /// All overlapping pairs between `a` and `b`.
@@ -264,10 +260,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     let mut ra = records(a, 0, &perm);
     let mut rb = records(b, split, &perm);
     let mut sink = Bipartite { out, split };
-    let mut s = Search {
-        sink: &mut sink,
-        cutoff: cutoff.max(2),
-    };
+    let mut s = Search { sink: &mut sink, cutoff: cutoff.max(2) };
     s.stream(&mut ra, &mut rb, D - 1);
     s.stream(&mut rb, &mut ra, D - 1);
 }

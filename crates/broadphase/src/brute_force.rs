@@ -22,10 +22,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(a: &[Aabb<S, D>], b: &[Aabb<S
     for (i, x) in a.iter().enumerate() {
         for (j, y) in b.iter().enumerate() {
             if x.overlaps(y) {
-                out.push(CrossPair {
-                    a: i as u32,
-                    b: j as u32,
-                });
+                out.push(CrossPair { a: i as u32, b: j as u32 });
             }
         }
     }

@@ -64,13 +64,10 @@ impl fmt::Display for Algorithm {
 impl FromStr for Algorithm {
     type Err = ParseAlgorithmError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| ParseAlgorithmError {
-                name: s.to_string(),
-                expected: "auto, brute, sort-and-sweep, grid, bvh, box-intersect",
-            })
+        Algorithm::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| ParseAlgorithmError {
+            name: s.to_string(),
+            expected: "auto, brute, sort-and-sweep, grid, bvh, box-intersect",
+        })
     }
 }
 
@@ -114,13 +111,7 @@ impl Default for PairFinder {
 impl PairFinder {
     /// A single-threaded search with `algorithm` and its default settings.
     pub fn new(algorithm: Algorithm) -> Self {
-        Self {
-            algorithm,
-            parallel: false,
-            sweep_axis: None,
-            cell_size: None,
-            cutoff: box_intersect::DEFAULT_CUTOFF,
-        }
+        Self { algorithm, parallel: false, sweep_axis: None, cell_size: None, cutoff: box_intersect::DEFAULT_CUTOFF }
     }
 
     /// Runs the multi-threaded variants (rayon's global pool) where an
@@ -156,11 +147,7 @@ impl PairFinder {
     /// than this are scanned directly (default 64).
     pub fn cutoff(mut self, cutoff: usize) -> Result<Self, FindError> {
         if cutoff < 2 {
-            return Err(FindError::InvalidParameter {
-                name: "cutoff",
-                value: cutoff as f64,
-                expected: "at least 2",
-            });
+            return Err(FindError::InvalidParameter { name: "cutoff", value: cutoff as f64, expected: "at least 2" });
         }
         self.cutoff = cutoff;
         Ok(self)
@@ -218,10 +205,7 @@ impl PairFinder {
             Algorithm::Bvh => tree::bvh::complete(boxes, out),
             Algorithm::BoxIntersect => box_intersect::complete(boxes, self.cutoff, out),
         }
-        Ok(Report {
-            algorithm,
-            pairs: out.len() - before,
-        })
+        Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     /// Every overlapping pair `(i, j)` of `a[i]` and `b[j]`.
@@ -273,10 +257,7 @@ impl PairFinder {
             Algorithm::Bvh => tree::bvh::bipartite(a, b, out),
             Algorithm::BoxIntersect => box_intersect::bipartite(a, b, self.cutoff, out),
         }
-        Ok(Report {
-            algorithm,
-            pairs: out.len() - before,
-        })
+        Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     fn checked_axis<const D: usize>(&self) -> Result<Option<usize>, FindError> {
@@ -313,7 +294,10 @@ fn check_len(len: usize) -> Result<(), FindError> {
 /// // Each unit cube touches the next one: 9 pairs.
 /// assert_eq!(find_pairs(&boxes, Algorithm::Auto).unwrap().len(), 9);
 /// ```
-pub fn find_pairs<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], algorithm: Algorithm) -> Result<Vec<Pair>, FindError> {
+pub fn find_pairs<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    algorithm: Algorithm,
+) -> Result<Vec<Pair>, FindError> {
     PairFinder::new(algorithm).find(boxes)
 }
 

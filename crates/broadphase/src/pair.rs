@@ -28,10 +28,7 @@ impl Pair {
     #[inline(always)]
     pub(crate) fn ordered(x: u32, y: u32) -> Self {
         debug_assert_ne!(x, y);
-        Self {
-            a: x.min(y),
-            b: x.max(y),
-        }
+        Self { a: x.min(y), b: x.max(y) }
     }
 
     /// The smaller index.

@@ -36,17 +36,6 @@ pub(crate) fn pieces<P: Send>(
     }
 }
 
-/// `(0..n).map(f).collect()`, on threads when asked and `n` is large.
-pub(crate) fn map_range<T: Send>(parallel: bool, n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    #[cfg(feature = "parallel")]
-    if parallel && n >= 1 << 14 && rayon::current_num_threads() > 1 {
-        use rayon::prelude::*;
-        return (0..n).into_par_iter().map(f).collect();
-    }
-    let _ = parallel;
-    (0..n).map(f).collect()
-}
-
 /// How many pieces to cut `n` units of work into: about `per` units each,
 /// at least one. Fixed by the input, never by the thread count.
 pub(crate) fn piece_count(n: usize, per: usize) -> usize {

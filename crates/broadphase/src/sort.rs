@@ -70,11 +70,7 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
             *o = sum;
             sum += c as usize;
         }
-        let (src, dst) = if in_items {
-            (&items[..], &mut scratch[..n])
-        } else {
-            (&scratch[..n], &mut items[..])
-        };
+        let (src, dst) = if in_items { (&items[..], &mut scratch[..n]) } else { (&scratch[..n], &mut items[..]) };
         for &x in src {
             let d = digit(x, shift, bits);
             dst[offsets[d]] = x;
@@ -106,9 +102,7 @@ pub(crate) fn refine_equal_keys<S: Scalar>(items: &mut [u64], exact: bool, value
         }
         if end - start > 1 {
             items[start..end].sort_by(|&x, &y| {
-                value(payload(x))
-                    .partial_cmp(&value(payload(y)))
-                    .unwrap_or(core::cmp::Ordering::Equal)
+                value(payload(x)).partial_cmp(&value(payload(y))).unwrap_or(core::cmp::Ordering::Equal)
             });
         }
         start = end;
@@ -127,6 +121,7 @@ mod par {
     // SAFETY: only used by `scatter`, whose threads write disjoint indices of
     // one live buffer; no slot is read while the pass runs.
     unsafe impl Send for Slots {}
+    // SAFETY: as for `Send`: shared only to write disjoint slots.
     unsafe impl Sync for Slots {}
 
     /// Parallel LSD radix sort: each chunk counts its digits, offsets are laid
@@ -165,11 +160,7 @@ mod par {
             if h[digit(first, shift, bits)] as usize == n {
                 continue;
             }
-            let (src, dst) = if in_items {
-                (&items[..], &mut scratch[..n])
-            } else {
-                (&scratch[..n], &mut items[..])
-            };
+            let (src, dst) = if in_items { (&items[..], &mut scratch[..n]) } else { (&scratch[..n], &mut items[..]) };
             scatter(src, dst, chunk_len, shift, bits);
             in_items = !in_items;
         }
@@ -201,20 +192,18 @@ mod par {
         }
         assert_eq!(sum, dst.len());
         let out = Slots(dst.as_mut_ptr());
-        src.par_chunks(chunk_len)
-            .zip(offsets.into_par_iter())
-            .for_each(move |(c, mut off)| {
-                let out = out;
-                for &x in c {
-                    let d = digit(x, shift, bits);
-                    // SAFETY: the offsets give every (chunk, digit) its own
-                    // range of `dst`, sized by the counts of that chunk, and
-                    // the ranges tile `0..dst.len()` (asserted above), so each
-                    // slot is written exactly once, by one thread, in bounds.
-                    unsafe { out.0.add(off[d]).write(x) };
-                    off[d] += 1;
-                }
-            });
+        src.par_chunks(chunk_len).zip(offsets.into_par_iter()).for_each(move |(c, mut off)| {
+            let out = out;
+            for &x in c {
+                let d = digit(x, shift, bits);
+                // SAFETY: the offsets give every (chunk, digit) its own
+                // range of `dst`, sized by the counts of that chunk, and
+                // the ranges tile `0..dst.len()` (asserted above), so each
+                // slot is written exactly once, by one thread, in bounds.
+                unsafe { out.0.add(off[d]).write(x) };
+                off[d] += 1;
+            }
+        });
     }
 }
 
@@ -253,11 +242,7 @@ mod tests {
     fn refinement_gives_exact_order() {
         // Distinct f64 values that share an f32 key.
         let vals = [1.0 + 3e-16, 1.0, 1.0 + 1e-16, 1.0 + 2e-16, -0.0, 0.0, 1e-300, 5e-324];
-        let mut items: Vec<u64> = vals
-            .iter()
-            .enumerate()
-            .map(|(i, v)| keyed(v.sort_key(), i as u32))
-            .collect();
+        let mut items: Vec<u64> = vals.iter().enumerate().map(|(i, v)| keyed(v.sort_key(), i as u32)).collect();
         sort_keyed(&mut items, &mut Vec::new(), false);
         refine_equal_keys(&mut items, false, |i| vals[i as usize]);
         let sorted: Vec<f64> = items.iter().map(|&x| vals[payload(x) as usize]).collect();

@@ -52,20 +52,12 @@ impl<const D: usize> Profile<D> {
             e.sort_by(f64::total_cmp);
             e
         });
-        let lo = core::array::from_fn(|axis| sample.iter().map(|b| b.min()[axis].to_f64()).fold(f64::INFINITY, f64::min));
+        let lo =
+            core::array::from_fn(|axis| sample.iter().map(|b| b.min()[axis].to_f64()).fold(f64::INFINITY, f64::min));
         let hi = core::array::from_fn(|axis| {
-            sample
-                .iter()
-                .map(|b| b.max()[axis].to_f64())
-                .fold(f64::NEG_INFINITY, f64::max)
+            sample.iter().map(|b| b.max()[axis].to_f64()).fold(f64::NEG_INFINITY, f64::max)
         });
-        Self {
-            n,
-            overlap,
-            extents,
-            lo,
-            hi,
-        }
+        Self { n, overlap, extents, lo, hi }
     }
 
     /// The axis on which the fewest sampled pairs overlap: the sweep axis that
@@ -95,11 +87,7 @@ impl<const D: usize> Profile<D> {
 /// Fraction of the pairs `(x, y)`, `x` from `xs`, `y` from `ys` (distinct
 /// pairs of one list when `same`), whose intervals on `axis` overlap.
 fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S, D>], axis: usize, same: bool) -> f64 {
-    let pairs = if same {
-        (xs.len() * xs.len().saturating_sub(1) / 2) as f64
-    } else {
-        (xs.len() * ys.len()) as f64
-    };
+    let pairs = if same { (xs.len() * xs.len().saturating_sub(1) / 2) as f64 } else { (xs.len() * ys.len()) as f64 };
     if pairs == 0.0 {
         return 0.0;
     }
@@ -118,11 +106,7 @@ fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S
             .sum()
     };
     // A disjoint pair has exactly one member below the other.
-    let disjoint = if same {
-        below(xs, &sorted_lo(xs))
-    } else {
-        below(xs, &sorted_lo(ys)) + below(ys, &sorted_lo(xs))
-    };
+    let disjoint = if same { below(xs, &sorted_lo(xs)) } else { below(xs, &sorted_lo(ys)) + below(ys, &sorted_lo(xs)) };
     (pairs - disjoint as f64).max(0.0) / pairs
 }
 
@@ -133,9 +117,8 @@ mod tests {
     #[test]
     fn picks_the_spread_axis() {
         // Long thin boxes spread along y: all overlap on x, few on y.
-        let boxes: Vec<Aabb<f64, 2>> = (0..1000)
-            .map(|i| Aabb::new([0.0, i as f64 * 2.0], [10.0, i as f64 * 2.0 + 1.0]).unwrap())
-            .collect();
+        let boxes: Vec<Aabb<f64, 2>> =
+            (0..1000).map(|i| Aabb::new([0.0, i as f64 * 2.0], [10.0, i as f64 * 2.0 + 1.0]).unwrap()).collect();
         let p = Profile::new(&boxes);
         assert_eq!(p.sweep_axis(), 1);
         assert!(p.overlap[0] > 0.99);

@@ -6,7 +6,7 @@
 //! `[min_b, min_c, -max_b, -max_c]`; a query carries
 //! `[max_b, max_c, -min_b, -min_c]`, so the whole cross-axis test is four
 //! `<=` comparisons combined without branches (negation is exact in IEEE
-//! arithmetic). Missing axes (2D, 1D) hold zeros, which always pass.
+//! arithmetic). In 2D the one cross axis fills both slots.
 //!
 //! Output is written branch-free: every candidate is stored into the spare
 //! capacity of the output vector and the write cursor advances by the test
@@ -15,26 +15,45 @@
 use crate::pair::OutPair;
 use crate::{Aabb, Scalar};
 
-/// The sweep axis and the (up to two) cross axes of a sweep.
+/// Asks the CPU to start loading the cache line at `p`. A hint: it never
+/// faults and never changes what the program computes.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86_64 baseline, so the instruction exists;
+    // a prefetch reads nothing into the program and is valid for any address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The sweep axis and the two cross axes of a sweep.
+///
+/// Always two cross axes, so that the kernels are straight-line code: in 2D
+/// the one cross axis is used twice, in 1D the sweep axis stands in (its
+/// test always passes for boxes that overlap on the sweep axis). Testing an
+/// axis twice changes nothing about the result.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Axes {
     pub sweep: usize,
-    pub cross: [Option<usize>; 2],
+    pub cross: [usize; 2],
+    /// How many of the cross axes are distinct real axes (0, 1 or 2).
+    pub distinct: usize,
 }
 
 impl Axes {
     /// Sweep along `sweep`; the remaining axes, in order, are the cross axes.
     pub fn new(dim: usize, sweep: usize) -> Self {
         assert!((1..=3).contains(&dim) && sweep < dim);
-        let mut cross = [None; 2];
-        let mut k = 0;
-        for axis in 0..dim {
-            if axis != sweep {
-                cross[k] = Some(axis);
-                k += 1;
-            }
-        }
-        Self { sweep, cross }
+        let others: Vec<usize> = (0..dim).filter(|&a| a != sweep).collect();
+        let cross = match others.as_slice() {
+            [] => [sweep, sweep],
+            [a] => [*a, *a],
+            [a, b, ..] => [*a, *b],
+        };
+        Self { sweep, cross, distinct: others.len() }
     }
 }
 
@@ -55,29 +74,15 @@ pub(crate) struct Entry<S> {
 impl<S: Scalar> Entry<S> {
     #[inline(always)]
     pub fn new<const D: usize>(b: &Aabb<S, D>, axes: &Axes, id: u32) -> Self {
-        let mut cross = [S::ZERO; 4];
-        for (k, axis) in axes.cross.iter().enumerate() {
-            if let Some(a) = *axis {
-                cross[k] = b.min()[a];
-                cross[k + 2] = -b.max()[a];
-            }
-        }
-        Self {
-            lo: b.min()[axes.sweep],
-            hi: b.max()[axes.sweep],
-            cross,
-            id,
-        }
+        let [y, z] = axes.cross;
+        let (lo, hi) = (b.min(), b.max());
+        let cross = [lo[y], lo[z], -hi[y], -hi[z]];
+        Self { lo: b.min()[axes.sweep], hi: b.max()[axes.sweep], cross, id }
     }
 
     /// The end marker: its `lo` is greater than any finite `hi`.
     pub fn sentinel() -> Self {
-        Self {
-            lo: S::INFINITY,
-            hi: S::INFINITY,
-            cross: [S::ZERO; 4],
-            id: u32::MAX,
-        }
+        Self { lo: S::INFINITY, hi: S::INFINITY, cross: [S::ZERO; 4], id: u32::MAX }
     }
 
     /// The query vector `[max_b, max_c, -min_b, -min_c]` for [`cross_hit`].
@@ -118,11 +123,7 @@ fn emit<S: Scalar, P: OutPair, const Q_LEFT: bool>(q: &Entry<S>, cands: &[Entry<
     let spare = &mut out.spare_capacity_mut()[..cands.len()];
     let mut k = 0;
     for c in cands {
-        let p = if Q_LEFT {
-            P::make(q.id, c.id)
-        } else {
-            P::make(c.id, q.id)
-        };
+        let p = if Q_LEFT { P::make(q.id, c.id) } else { P::make(c.id, q.id) };
         spare[k].write(p);
         k += cross_hit(&qv, &c.cross) as usize;
     }
@@ -146,16 +147,13 @@ pub(crate) fn sweep_one<S: Scalar, P: OutPair>(e: &[Entry<S>], range: core::ops:
 }
 
 /// All overlapping pairs between `a` and `b` (both sorted, both ending with a
-/// sentinel), reported as `(a.id, b.id)`. Entries are visited in merged `lo`
-/// order (`a` first on ties); each scans the other list from its current
+/// sentinel), reported as `(a.id, b.id)`, for the `steps` visits of the
+/// merged order that start from positions `(i, j)` (all of them from
+/// `(0, 0)` with `usize::MAX`). Entries are visited in merged `lo` order
+/// (`a` first on ties); each scans the other list from its current
 /// position, so every pair is found exactly once, by its member with the
-/// smaller `lo`.
-pub(crate) fn sweep_two<S: Scalar, P: OutPair>(a: &[Entry<S>], b: &[Entry<S>], out: &mut Vec<P>) {
-    sweep_two_from(a, b, 0, 0, usize::MAX, out);
-}
-
-/// [`sweep_two`] restricted to `steps` visits starting from positions
-/// `(i, j)`: the piece of the merged order a parallel worker handles.
+/// smaller `lo`. Pieces of the visit order can be run by separate workers
+/// ([`merge_split`] finds where a piece starts).
 pub(crate) fn sweep_two_from<S: Scalar, P: OutPair>(
     a: &[Entry<S>],
     b: &[Entry<S>],
@@ -180,7 +178,7 @@ pub(crate) fn sweep_two_from<S: Scalar, P: OutPair>(
     }
 }
 
-/// Where the merged visit order of [`sweep_two`] stands after `m` visits:
+/// Where the merged visit order of [`sweep_two_from`] stands after `m` visits:
 /// the `(i, j)` with `i + j = m` (merge-path search, `a` first on ties).
 pub(crate) fn merge_split<S: Scalar>(a: &[Entry<S>], b: &[Entry<S>], m: usize) -> (usize, usize) {
     let (na, nb) = (a.len() - 1, b.len() - 1);
@@ -222,7 +220,7 @@ mod tests {
         let a = entries(&[(0.0, 1.0), (1.0, 2.0), (1.0, 1.0), (3.0, 4.0), (7.0, 7.0)]);
         let b = entries(&[(1.0, 5.0), (1.0, 1.0), (2.0, 2.0), (6.0, 9.0)]);
         let mut full: Vec<CrossPair> = Vec::new();
-        sweep_two(&a, &b, &mut full);
+        sweep_two_from(&a, &b, 0, 0, usize::MAX, &mut full);
         for m in 0..=9 {
             let (i, j) = merge_split(&a, &b, m);
             assert_eq!(i + j, m);
@@ -252,10 +250,8 @@ mod tests {
         let mut out: Vec<Pair> = Vec::new();
         sweep_one(&e, 0..e.len() - 1, &mut out);
         out.sort();
-        let expect: Vec<Pair> = [(0, 1), (0, 2), (1, 2), (2, 3)]
-            .iter()
-            .map(|&(x, y)| Pair::new(x, y).unwrap())
-            .collect();
+        let expect: Vec<Pair> =
+            [(0, 1), (0, 2), (1, 2), (2, 3)].iter().map(|&(x, y)| Pair::new(x, y).unwrap()).collect();
         assert_eq!(out, expect);
     }
 }

@@ -83,11 +83,7 @@ impl<S> Side<S> {
 impl<S: Scalar> Workspace<S> {
     /// An empty workspace; it grows to what the searches need.
     pub fn new() -> Self {
-        Self {
-            keys: Vec::new(),
-            scratch: Vec::new(),
-            sides: [Side::new(), Side::new()],
-        }
+        Self { keys: Vec::new(), scratch: Vec::new(), sides: [Side::new(), Side::new()] }
     }
 
     /// Bytes of memory the workspace holds.

@@ -40,9 +40,8 @@ fn interval() -> impl Strategy<Value = (f64, f64)> {
 }
 
 fn aabb<const D: usize>() -> impl Strategy<Value = Aabb<f64, D>> {
-    prop::array::uniform::<_, D>(interval()).prop_map(|iv| {
-        Aabb::new(core::array::from_fn(|k| iv[k].0), core::array::from_fn(|k| iv[k].1)).unwrap()
-    })
+    prop::array::uniform::<_, D>(interval())
+        .prop_map(|iv| Aabb::new(core::array::from_fn(|k| iv[k].0), core::array::from_fn(|k| iv[k].1)).unwrap())
 }
 
 /// Sets that mix the regimes, sometimes with copies of earlier boxes.
@@ -61,7 +60,7 @@ fn set<const D: usize>(max: usize) -> impl Strategy<Value = Vec<Aabb<f64, D>>> {
 }
 
 fn to_f32<const D: usize>(v: &[Aabb<f64, D>]) -> Vec<Aabb<f32, D>> {
-    broadphase_scenes::to_f32(&v.iter().map(|b| clamp_f32(b)).collect::<Vec<_>>())
+    broadphase_scenes::to_f32(&v.iter().map(clamp_f32).collect::<Vec<_>>())
 }
 
 /// Clamps to the f32 range (so the conversion stays finite).

@@ -69,10 +69,10 @@ fn one_ulp_apart() {
     let down = one.next_down();
     let v = boxes::<f64, 2>(&[
         ([0.0, 0.0], [1.0, 1.0]),
-        ([up, 0.0], [2.0, 1.0]),   // one ulp right of box 0: apart
-        ([1.0, 0.0], [2.0, 1.0]),  // touches box 0, overlaps box 1
+        ([up, 0.0], [2.0, 1.0]),      // one ulp right of box 0: apart
+        ([1.0, 0.0], [2.0, 1.0]),     // touches box 0, overlaps box 1
         ([down, down], [down, down]), // a point one ulp inside box 0
-        ([0.0, up], [1.0, 2.0]),   // one ulp above box 0: apart
+        ([0.0, up], [1.0, 2.0]),      // one ulp above box 0: apart
         ([-0.0, -0.0], [-0.0, -0.0]), // the corner of box 0, as -0.0
     ]);
     let expect = common::reference(&v);
@@ -101,9 +101,8 @@ fn identical_and_nested() {
         })
         .collect();
     check_complete(&nested, "300 nested");
-    let span: Vec<Aabb<f64, 2>> = (0..200)
-        .map(|i| Aabb::new([-f64::MAX, i as f64], [f64::MAX, i as f64 + 0.5]).unwrap())
-        .collect();
+    let span: Vec<Aabb<f64, 2>> =
+        (0..200).map(|i| Aabb::new([-f64::MAX, i as f64], [f64::MAX, i as f64 + 0.5]).unwrap()).collect();
     check_complete(&span, "full-range boxes");
 }
 
@@ -121,10 +120,7 @@ fn large_scenes_threaded_match() {
         let v = scene.generate::<3>(n, 5);
         let mut expect = textbook_sort_and_sweep(&v);
         expect.sort_unstable();
-        let only_fast: Vec<Algorithm> = Algorithm::ALL
-            .into_iter()
-            .filter(|a| *a != Algorithm::BruteForce)
-            .collect();
+        let only_fast: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::BruteForce).collect();
         for a in only_fast {
             let seq = PairFinder::new(a).find(&v).unwrap();
             let par = PairFinder::new(a).parallel(true).find(&v).unwrap();
@@ -139,16 +135,11 @@ fn large_scenes_threaded_match() {
             let seq = PairFinder::new(alg).find_bipartite(a, b).unwrap();
             let par = PairFinder::new(alg).parallel(true).find_bipartite(a, b).unwrap();
             assert!(seq == par, "{scene} bipartite {alg}: threaded output differs");
-            let mut s: Vec<broadphase::Pair> = seq
-                .iter()
-                .map(|p| broadphase::Pair::new(p.a, p.b + half as u32).unwrap())
-                .collect();
+            let mut s: Vec<broadphase::Pair> =
+                seq.iter().map(|p| broadphase::Pair::new(p.a, p.b + half as u32).unwrap()).collect();
             s.sort_unstable();
-            let cross: Vec<broadphase::Pair> = expect
-                .iter()
-                .copied()
-                .filter(|p| (p.a() as usize) < half && p.b() as usize >= half)
-                .collect();
+            let cross: Vec<broadphase::Pair> =
+                expect.iter().copied().filter(|p| (p.a() as usize) < half && p.b() as usize >= half).collect();
             assert!(s == cross, "{scene} bipartite {alg}");
         }
     }

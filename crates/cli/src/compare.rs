@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use broadphase::{Aabb, Algorithm, Pair, PairFinder, Scalar};
+use broadphase::{Aabb, Algorithm, Pair, PairFinder, Scalar, Workspace};
 use broadphase_scenes::{to_f32, Scene};
 
 use crate::{with_threads, CompareArgs};
@@ -15,21 +15,12 @@ pub fn run(a: &CompareArgs) -> Result<(), String> {
     let scenes: Vec<Scene> = if a.scene.iter().any(|s| s == "all") {
         Scene::ALL.to_vec()
     } else {
-        a.scene
-            .iter()
-            .map(|s| s.parse::<Scene>().map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?
+        a.scene.iter().map(|s| s.parse::<Scene>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
     };
     let algorithms: Vec<Algorithm> = if a.algorithm.iter().any(|s| s == "all") {
-        Algorithm::ALL
-            .into_iter()
-            .filter(|&x| x != Algorithm::BruteForce || a.n <= BRUTE_MAX)
-            .collect()
+        Algorithm::ALL.into_iter().filter(|&x| x != Algorithm::BruteForce || a.n <= BRUTE_MAX).collect()
     } else {
-        a.algorithm
-            .iter()
-            .map(|s| s.parse::<Algorithm>().map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?
+        a.algorithm.iter().map(|s| s.parse::<Algorithm>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
     };
     let mut all_agree = true;
     for scene in scenes {
@@ -72,27 +63,29 @@ fn one<S: Scalar, const D: usize>(
         if a.threads == 1 { "" } else { "s" },
         a.repeat
     );
-    println!(
-        "  {:<15} {:>11} {:>9} {:>11} {:>18}  {}",
-        "algorithm", "median ms", "ns/box", "pairs", "pair-set hash", "ran"
-    );
+    println!("  {:<15} {:>11} {:>9} {:>11} {:>18}  ran", "algorithm", "median ms", "ns/box", "pairs", "pair-set hash");
     let mut rows = Vec::new();
     for &alg in algorithms {
         let finder = PairFinder::new(alg).parallel(a.threads != 1);
         let mut times = Vec::new();
         let mut result = None;
+        // One workspace and output buffer per algorithm, reused across the
+        // runs, as a caller searching every frame would.
+        let mut ws = Workspace::new();
+        let mut out = Vec::new();
         for _ in 0..a.repeat {
             let (t, r) = with_threads(a.threads, || {
+                out.clear();
                 let t = Instant::now();
-                let mut out = Vec::new();
-                let r = finder.find_into(boxes, &mut out);
-                (t.elapsed().as_secs_f64(), r.map(|rep| (rep, out)))
+                let r = finder.find_with(&mut ws, boxes, &mut out);
+                (t.elapsed().as_secs_f64(), r)
             })?;
             times.push(t);
             result = Some(r.map_err(|e| e.to_string())?);
         }
         times.sort_by(f64::total_cmp);
-        let (report, pairs) = result.expect("repeat >= 1");
+        let report = result.expect("repeat >= 1");
+        let pairs = out;
         let median = times[times.len() / 2];
         let hash = pair_hash(&pairs);
         println!(

@@ -44,48 +44,21 @@ pub enum CsvError {
     #[error("line {line}: empty line")]
     EmptyLine { line: usize },
     #[error("line {line}: expected {expected} fields, found {found}{hint}")]
-    FieldCount {
-        line: usize,
-        expected: usize,
-        found: usize,
-        hint: &'static str,
-    },
+    FieldCount { line: usize, expected: usize, found: usize, hint: &'static str },
     #[error("line {line}: column {column}: empty value")]
     EmptyValue { line: usize, column: &'static str },
     #[error("line {line}: column id: `{text}` is not an integer id")]
     BadId { line: usize, text: String },
     #[error("line {line}: column {column}: `{text}` is not a number")]
-    BadNumber {
-        line: usize,
-        column: &'static str,
-        text: String,
-    },
+    BadNumber { line: usize, column: &'static str, text: String },
     #[error("line {line}: column {column}: `{text}` is NaN")]
-    Nan {
-        line: usize,
-        column: &'static str,
-        text: String,
-    },
+    Nan { line: usize, column: &'static str, text: String },
     #[error("line {line}: column {column}: `{text}` is infinite")]
-    Infinite {
-        line: usize,
-        column: &'static str,
-        text: String,
-    },
+    Infinite { line: usize, column: &'static str, text: String },
     #[error("line {line}: column {column}: `{text}` overflows to infinity")]
-    Overflow {
-        line: usize,
-        column: &'static str,
-        text: String,
-    },
+    Overflow { line: usize, column: &'static str, text: String },
     #[error("line {line}: {min_column} {min} is greater than {max_column} {max}")]
-    Inverted {
-        line: usize,
-        min_column: &'static str,
-        max_column: &'static str,
-        min: f64,
-        max: f64,
-    },
+    Inverted { line: usize, min_column: &'static str, max_column: &'static str, min: f64, max: f64 },
     #[error("line {line}: duplicate id {id} (first on line {first})")]
     DuplicateId { line: usize, id: i64, first: usize },
     #[error("{count} boxes: more than this tool handles ({max})")]
@@ -153,10 +126,7 @@ fn parse_rows<'a, const D: usize>(
                 return Err(CsvError::EmptyValue { line, column: columns[k] });
             }
             if k == 0 {
-                id = f.parse().map_err(|_| CsvError::BadId {
-                    line,
-                    text: f.to_string(),
-                })?;
+                id = f.parse().map_err(|_| CsvError::BadId { line, text: f.to_string() })?;
             } else {
                 vals[k - 1] = number(f, line, columns[k])?;
             }
@@ -174,13 +144,9 @@ fn parse_rows<'a, const D: usize>(
         let min: [f64; D] = core::array::from_fn(|k| vals[k]);
         let max: [f64; D] = core::array::from_fn(|k| vals[D + k]);
         let b = Aabb::new(min, max).map_err(|e| match e {
-            broadphase::AabbError::Inverted { axis, min, max } => CsvError::Inverted {
-                line,
-                min_column: columns[1 + axis],
-                max_column: columns[1 + D + axis],
-                min,
-                max,
-            },
+            broadphase::AabbError::Inverted { axis, min, max } => {
+                CsvError::Inverted { line, min_column: columns[1 + axis], max_column: columns[1 + D + axis], min, max }
+            }
             // `number` already rejected non-finite values.
             other => unreachable!("validated values rejected: {other}"),
         })?;
@@ -188,27 +154,16 @@ fn parse_rows<'a, const D: usize>(
         ids.push(id);
     }
     if boxes.len() > broadphase::MAX_BOXES {
-        return Err(CsvError::TooMany {
-            count: boxes.len(),
-            max: broadphase::MAX_BOXES,
-        });
+        return Err(CsvError::TooMany { count: boxes.len(), max: broadphase::MAX_BOXES });
     }
     check_unique(&ids)?;
     Ok((boxes, ids))
 }
 
 fn number(f: &str, line: usize, column: &'static str) -> Result<f64, CsvError> {
-    let v: f64 = f.parse().map_err(|_| CsvError::BadNumber {
-        line,
-        column,
-        text: f.to_string(),
-    })?;
+    let v: f64 = f.parse().map_err(|_| CsvError::BadNumber { line, column, text: f.to_string() })?;
     if v.is_nan() {
-        return Err(CsvError::Nan {
-            line,
-            column,
-            text: f.to_string(),
-        });
+        return Err(CsvError::Nan { line, column, text: f.to_string() });
     }
     if !Scalar::is_finite(v) {
         let literal = f.to_ascii_lowercase().contains("inf");
@@ -236,11 +191,7 @@ fn check_unique(ids: &[i64]) -> Result<(), CsvError> {
     }
     match worst {
         // Rows are numbered from line 2 (line 1 is the header).
-        Some((later, first)) => Err(CsvError::DuplicateId {
-            line: later + 2,
-            id: ids[later],
-            first: first + 2,
-        }),
+        Some((later, first)) => Err(CsvError::DuplicateId { line: later + 2, id: ids[later], first: first + 2 }),
         None => Ok(()),
     }
 }
@@ -291,7 +242,9 @@ mod tests {
         assert!(err(&format!("{h}1.5,0,0,1,1\n")).contains("`1.5` is not an integer id"));
         assert!(err(&format!("{h}1,2,0,1,1\n")).contains("line 2: min_x 2 is greater than max_x 1"));
         assert!(err(&format!("{h}1,0,0,1,1\n\n2,0,0,1,1\n")).contains("line 3: empty line"));
-        assert!(err(&format!("{h}5,0,0,1,1\n6,0,0,1,1\n5,0,0,1,1\n")).contains("line 4: duplicate id 5 (first on line 2)"));
+        assert!(
+            err(&format!("{h}5,0,0,1,1\n6,0,0,1,1\n5,0,0,1,1\n")).contains("line 4: duplicate id 5 (first on line 2)")
+        );
         assert!(err(&format!("{h}1,,0,1,1\n")).contains("column min_x: empty value"));
     }
 }

@@ -12,7 +12,11 @@ use broadphase_scenes::Scene;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "broadphase", version, about = "Exact broad-phase collision detection: every overlapping pair of boxes")]
+#[command(
+    name = "broadphase",
+    version,
+    about = "Exact broad-phase collision detection: every overlapping pair of boxes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -115,7 +119,7 @@ fn parse_count(s: &str) -> Result<usize, String> {
     };
     let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a count"))?;
     let v = v * mult;
-    if !(v >= 0.0 && v <= 4e9 && v.fract() == 0.0) {
+    if !((0.0..=4e9).contains(&v) && v.fract() == 0.0) {
         return Err(format!("`{s}` is not a whole number of boxes between 0 and 4e9"));
     }
     Ok(v as usize)

@@ -35,12 +35,8 @@ pub fn run(a: &PairsArgs) -> Result<(), String> {
     let sorted = t2.elapsed();
     let t3 = Instant::now();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = if a.count {
-        writeln!(out, "{}", pairs.len())
-    } else {
-        write_pairs(&pairs, &mut out)
-    }
-    .and_then(|_| out.flush());
+    let written = if a.count { writeln!(out, "{}", pairs.len()) } else { write_pairs(&pairs, &mut out) }
+        .and_then(|_| out.flush());
     if let Err(e) = written {
         // A closed pipe (`| head`) is not an error worth a message.
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -70,10 +66,7 @@ pub fn run(a: &PairsArgs) -> Result<(), String> {
 fn read_input(path: &std::path::Path) -> Result<Vec<u8>, String> {
     if path.as_os_str() == "-" {
         let mut v = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut v)
-            .map_err(|e| format!("<stdin>: {e}"))?;
+        std::io::stdin().lock().read_to_end(&mut v).map_err(|e| format!("<stdin>: {e}"))?;
         Ok(v)
     } else {
         std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))

@@ -137,10 +137,7 @@ impl std::error::Error for UnknownScene {}
 impl FromStr for Scene {
     type Err = UnknownScene;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Scene::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| UnknownScene(s.to_string()))
+        Scene::ALL.into_iter().find(|x| x.name() == s).ok_or_else(|| UnknownScene(s.to_string()))
     }
 }
 
@@ -156,8 +153,8 @@ pub fn to_f32<const D: usize>(boxes: &[Aabb<f64, D>]) -> Vec<Aabb<f32, D>> {
     boxes
         .iter()
         .map(|b| {
-            let lo = b.min().map(|v| down_f32(v));
-            let hi = b.max().map(|v| up_f32(v));
+            let lo = b.min().map(down_f32);
+            let hi = b.max().map(up_f32);
             Aabb::new(lo, hi).expect("rounding outward keeps a finite box valid")
         })
         .collect()
@@ -262,12 +259,10 @@ fn guillotine<const D: usize>(rng: &mut Pcg64, n: usize, world: f64) -> Vec<Aabb
     // The largest side of each piece, as sortable bits (positive floats order
     // like their bit patterns), with the piece's index as a tie-break.
     let largest = |lo: &[f64; D], hi: &[f64; D]| {
-        (0..D)
-            .map(|k| (hi[k] - lo[k], k))
-            .fold((f64::NEG_INFINITY, 0), |a, b| if b.0 > a.0 { b } else { a })
+        (0..D).map(|k| (hi[k] - lo[k], k)).fold((f64::NEG_INFINITY, 0), |a, b| if b.0 > a.0 { b } else { a })
     };
     let mut heap = BinaryHeap::new();
-    heap.push((largest(&pieces[0].0, &pieces[0].1).0.to_bits(), usize::MAX - 0));
+    heap.push((largest(&pieces[0].0, &pieces[0].1).0.to_bits(), usize::MAX));
     // Cut the piece with the largest side, across that side, at a random
     // fraction in [1/4, 3/4] (a multiple of 1/64): both halves share the
     // exact cut value, so neighbours touch exactly.
@@ -288,10 +283,7 @@ fn guillotine<const D: usize>(rng: &mut Pcg64, n: usize, world: f64) -> Vec<Aabb
             heap.push((largest(&pieces[i].0, &pieces[i].1).0.to_bits(), usize::MAX - i));
         }
     }
-    pieces
-        .into_iter()
-        .map(|(lo, hi)| Aabb::new(lo, hi).expect("finite generated box"))
-        .collect()
+    pieces.into_iter().map(|(lo, hi)| Aabb::new(lo, hi).expect("finite generated box")).collect()
 }
 
 fn degenerate<const D: usize>(rng: &mut Pcg64, n: usize) -> Vec<Aabb<f64, D>> {
@@ -314,11 +306,7 @@ fn degenerate<const D: usize>(rng: &mut Pcg64, n: usize) -> Vec<Aabb<f64, D>> {
 /// independent reference for inputs too large for brute force.
 pub fn textbook_sort_and_sweep<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>]) -> Vec<Pair> {
     let mut order: Vec<usize> = (0..boxes.len()).collect();
-    order.sort_by(|&a, &b| {
-        boxes[a].min()[0]
-            .partial_cmp(&boxes[b].min()[0])
-            .expect("boxes are never NaN")
-    });
+    order.sort_by(|&a, &b| boxes[a].min()[0].partial_cmp(&boxes[b].min()[0]).expect("boxes are never NaN"));
     let mut pairs = Vec::new();
     for (k, &i) in order.iter().enumerate() {
         for &j in &order[k + 1..] {

@@ -5,7 +5,7 @@ use crate::par;
 use crate::sap::oneshot as sap;
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::stats::Profile;
-use crate::sweep::{Axes, Entry};
+use crate::sweep::{cross_hit, prefetch, Axes, Entry};
 use crate::workspace::{Side, Workspace};
 use crate::{Aabb, CrossPair, Pair, Scalar};
 
@@ -59,27 +59,26 @@ impl Layout {
     pub(crate) fn new<const D: usize>(profile: &Profile<D>, cell: Option<f64>) -> Self {
         let axes = Axes::new(D, profile.sweep_axis());
         let max_cells = ((profile.n as f64 * CELLS_PER_BOX) as u64).clamp(1, MAX_CELLS);
-        let crossing = axes.cross.iter().flatten().count();
         // Cells per axis, so that their product stays within the budget.
-        let per_axis_cap = match crossing {
+        let per_axis_cap = match axes.distinct {
             0 | 1 => max_cells,
             _ => ((max_cells as f64).sqrt() as u64).max(1),
         };
         let mut origin = [0.0; 2];
         let mut inv = [0.0; 2];
         let mut cells = [1u32; 2];
-        for (k, &axis) in axes.cross.iter().enumerate() {
-            let Some(axis) = axis else { continue };
+        // In 2D the second cross axis repeats the first: it keeps one cell.
+        for (k, &axis) in axes.cross.iter().enumerate().take(axes.distinct) {
             let (lo, hi) = (profile.lo[axis], profile.hi[axis]);
-            if !(lo < hi) {
-                continue; // empty sample or no spread: one cell
+            if lo.partial_cmp(&hi) != Some(core::cmp::Ordering::Less) {
+                continue; // empty sample (infinite bounds) or no spread: one cell
             }
             let cap = per_axis_cap as f64;
             // Not finer than the budget allows (this also replaces a zero
             // size). Computed without overflow for spans beyond f64::MAX.
             let finest = hi / cap - lo / cap;
             let mut size = cell.unwrap_or_else(|| CELL_SCALE * profile.extent_quantile(axis, CELL_QUANTILE));
-            if !(size >= finest) {
+            if size.is_nan() || size < finest {
                 size = finest;
             }
             let i = 1.0 / size;
@@ -93,13 +92,7 @@ impl Layout {
                 inv[k] = i;
             }
         }
-        Self {
-            axes,
-            origin,
-            inv,
-            top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64],
-            cells,
-        }
+        Self { axes, origin, inv, top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64], cells }
     }
 
     fn cell_count(&self) -> usize {
@@ -118,13 +111,12 @@ impl Layout {
     /// The cells of a box's min and max corners on the cross axes.
     #[inline(always)]
     fn span<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
-        let mut r = [(0, 0); 2];
-        for (k, axis) in self.axes.cross.iter().enumerate() {
-            if let Some(a) = *axis {
-                r[k] = (self.cell(k, b.min()[a].to_f64()), self.cell(k, b.max()[a].to_f64()));
-            }
-        }
-        r
+        let [y, z] = self.axes.cross;
+        let (lo, hi) = (b.min(), b.max());
+        [
+            (self.cell(0, lo[y].to_f64()), self.cell(0, hi[y].to_f64())),
+            (self.cell(1, lo[z].to_f64()), self.cell(1, hi[z].to_f64())),
+        ]
     }
 
     /// Where a box goes: its home cell (the cell of its min corner) and
@@ -170,8 +162,9 @@ impl Layout {
                 return false;
             }
             let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > 1);
-            let reaches =
-                |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| o.iter().zip(h).all(|(&(c0, c1), &(h0, _))| h0 + 1 >= c0 && h0 <= c1);
+            let reaches = |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| {
+                o.iter().zip(h).all(|(&(c0, c1), &(h0, _))| h0 + 1 >= c0 && h0 <= c1)
+            };
             match (big(&x.2), big(&y.2)) {
                 // Normal boxes meet in every cell both reach.
                 (false, false) => x.2.iter().zip(&y.2).all(|(a, b)| a.0 <= b.1 && b.0 <= a.1),
@@ -186,9 +179,7 @@ impl Layout {
             (c, sa.len() * sb.len())
         } else {
             let s = sample(sets[0]);
-            let c = (0..s.len())
-                .map(|i| s[i + 1..].iter().filter(|y| tested(&s[i], y)).count())
-                .sum::<usize>();
+            let c = (0..s.len()).map(|i| s[i + 1..].iter().filter(|y| tested(&s[i], y)).count()).sum::<usize>();
             (c, s.len() * s.len().saturating_sub(1) / 2)
         };
         if pairs == 0 {
@@ -220,23 +211,33 @@ fn build<S: Scalar, const D: usize>(
     let nz = layout.cells[1];
     let sweep = layout.axes.sweep;
 
+    // Place and count. The counts are branch-free: the cells a box does not
+    // reach get `+= 0`, on padding past the last cell when need be.
+    let n = boxes.len();
     side.info.clear();
-    side.info.extend(boxes.iter().map(|b| layout.place(b)));
+    side.info.resize(n, 0);
     side.oversized.clear();
     keys.clear();
+    keys.reserve(n);
+    let nzu = nz as usize;
     reset(&mut side.starts, ncells + 1);
-    reset(&mut side.list_starts, ncells + 1);
-    for (i, (&info, b)) in side.info.iter().zip(boxes).enumerate() {
+    reset(&mut side.list_starts, ncells + nzu + 3);
+    for (i, b) in boxes.iter().enumerate() {
+        let info = layout.place(b);
+        side.info[i] = info;
         if info == OVERSIZED {
             side.oversized.push(i as u32);
             continue;
         }
         keys.push(keyed(b.min()[sweep].sort_key(), i as u32));
-        let home = info & HOME;
-        side.starts[home as usize + 1] += 1;
-        for c in reached(info, nz) {
-            side.list_starts[c as usize + 1] += 1;
-        }
+        let h = (info & HOME) as usize;
+        let (sy, sz) = (info >> 31, (info >> 30) & 1);
+        side.starts[h + 1] += 1;
+        let ls = &mut side.list_starts;
+        ls[h + 1] += 1;
+        ls[h + 2] += sz;
+        ls[h + nzu + 1] += sy;
+        ls[h + nzu + 2] += sy & sz;
     }
     sort_keyed(keys, scratch, parallel);
     refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[sweep]);
@@ -246,52 +247,51 @@ fn build<S: Scalar, const D: usize>(
         side.starts[c + 1] += side.starts[c];
         side.list_starts[c + 1] += side.list_starts[c] + 1;
     }
+    side.list_starts.truncate(ncells + 1);
     let normal = keys.len();
     let sentinel = normal as u32;
     side.entries.clear();
     side.entries.resize(normal + 1, Entry::sentinel());
+    // One slot more than the lists need: the target of the pushes a box does
+    // not make (see below).
+    let total = side.list_starts[ncells] as usize;
+    let spare_slot = total as u32;
     side.lists.clear();
-    side.lists.resize(side.list_starts[ncells] as usize, sentinel | HOME_Y | HOME_Z);
+    side.lists.resize(total + 1, sentinel | HOME_Y | HOME_Z);
     side.cursors.clear();
     side.cursors.extend_from_slice(&side.starts[..ncells]);
     side.list_cursors.clear();
     side.list_cursors.extend_from_slice(&side.list_starts[..ncells]);
-    for &item in keys.iter() {
+    side.list_cursors.resize(ncells + nzu + 2, spare_slot);
+    // The boxes are read in sorted order, that is, at random: fetch ahead.
+    const AHEAD: usize = 12;
+    for (k, &item) in keys.iter().enumerate() {
+        if let Some(&next) = keys.get(k + AHEAD) {
+            let j = payload(next) as usize;
+            prefetch(boxes.as_ptr().wrapping_add(j));
+            prefetch(side.info.as_ptr().wrapping_add(j));
+        }
         let i = payload(item);
         let info = side.info[i as usize];
         let home = (info & HOME) as usize;
         let pos = side.cursors[home];
         side.cursors[home] += 1;
         side.entries[pos as usize] = Entry::new(&boxes[i as usize], &layout.axes, i);
-        let mut push = |c: u32, flags: u32| {
-            let at = &mut side.list_cursors[c as usize];
-            side.lists[*at as usize] = pos | flags;
-            *at += 1;
-        };
-        let h = home as u32;
-        push(h, HOME_Y | HOME_Z);
-        if info & SPANS_Z != 0 {
-            push(h + 1, HOME_Y);
-        }
-        if info & SPANS_Y != 0 {
-            push(h + nz, HOME_Z);
-            if info & SPANS_Z != 0 {
-                push(h + nz + 1, 0);
-            }
+        // Append `pos` to the lists of the (up to) four cells the box
+        // reaches, without branches: a push the box does not make goes to
+        // the spare slot and leaves the cursor where it was.
+        let h = home;
+        let (sy, sz) = (info >> 31, (info >> 30) & 1);
+        for (c, on, flags) in
+            [(h, 1, HOME_Y | HOME_Z), (h + 1, sz, HOME_Y), (h + nzu, sy, HOME_Z), (h + nzu + 1, sy & sz, 0)]
+        {
+            let cur = side.list_cursors[c];
+            let at = if on == 1 { cur } else { spare_slot };
+            side.lists[at as usize] = pos | flags;
+            side.list_cursors[c] = cur + on;
         }
     }
     side.reach.clear();
-}
-
-/// The cells a placed box reaches: its home, and the next cells on the
-/// axes it spans.
-#[inline(always)]
-fn reached(info: u32, nz: u32) -> impl Iterator<Item = u32> {
-    let h = info & HOME;
-    let (sy, sz) = (info & SPANS_Y != 0, info & SPANS_Z != 0);
-    [Some(h), sz.then_some(h + 1), sy.then_some(h + nz), (sy && sz).then_some(h + nz + 1)]
-        .into_iter()
-        .flatten()
 }
 
 fn reset(v: &mut Vec<u32>, len: usize) {
@@ -305,11 +305,7 @@ fn compute_reach<S: Scalar>(side: &mut Side<S>) {
     side.reach.clear();
     for c in 0..ncells {
         let cell = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
-        side.reach.push(
-            cell.iter()
-                .map(|e| round_up(e.hi.to_f64() - e.lo.to_f64()))
-                .fold(0.0, f64::max),
-        );
+        side.reach.push(cell.iter().map(|e| round_up(e.hi.to_f64() - e.lo.to_f64())).fold(0.0, f64::max));
     }
 }
 
@@ -319,53 +315,54 @@ fn list<S>(side: &Side<S>, c: usize) -> &[u32] {
     &side.lists[side.list_starts[c] as usize..side.list_starts[c + 1] as usize]
 }
 
-/// All pairs of one cell's list whose reference cell is this cell.
+/// Candidates tested between two capacity checks of the output.
+const BATCH: usize = 16;
+
+/// All pairs of one cell's list whose reference cell is this cell: on each
+/// cross axis, at least one of the two boxes is at home here.
+///
+/// Each box scans forward while the starts stay within its interval; every
+/// candidate is written to the output's spare capacity and the cursor
+/// advances by the test result, so hits cost no branch.
 #[inline]
 fn sweep_list<S: Scalar>(entries: &[Entry<S>], list: &[u32], out: &mut Vec<Pair>) {
+    const HOME_BOTH: u32 = HOME_Y | HOME_Z;
     for a in 0..list.len() - 1 {
         let pa = list[a];
         let ea = &entries[(pa & POSITION) as usize];
-        let mut end = a + 1;
-        while entries[(list[end] & POSITION) as usize].lo <= ea.hi {
-            end += 1;
+        let (q, hi, id) = (ea.query(), ea.hi, ea.id);
+        let mut b = a + 1;
+        loop {
+            out.reserve(BATCH);
+            let len = out.len();
+            let spare = &mut out.spare_capacity_mut()[..BATCH];
+            let mut k = 0;
+            let mut done = false;
+            for slot in 0..BATCH {
+                let pb = list[b + slot];
+                let eb = &entries[(pb & POSITION) as usize];
+                if eb.lo > hi {
+                    b += slot;
+                    done = true;
+                    break;
+                }
+                spare[k].write(Pair::ordered(id, eb.id));
+                k += (cross_hit(&q, &eb.cross) & ((pa | pb) & HOME_BOTH == HOME_BOTH)) as usize;
+            }
+            // SAFETY: slots `0..k` of the spare capacity were written above
+            // (`k` only advances past a written slot, and stays <= BATCH).
+            unsafe { out.set_len(len + k) };
+            if done {
+                break;
+            }
+            b += BATCH;
         }
-        emit_listed(ea, pa, entries, &list[a + 1..end], out);
     }
-}
-
-/// Tests `ea` (list element `pa`) against the candidates `cands` and
-/// appends the pairs whose reference cell is this one: on each cross axis,
-/// at least one of the two boxes is at home here.
-#[inline(always)]
-fn emit_listed<S: Scalar>(ea: &Entry<S>, pa: u32, entries: &[Entry<S>], cands: &[u32], out: &mut Vec<Pair>) {
-    if cands.is_empty() {
-        return;
-    }
-    out.reserve(cands.len());
-    let q = ea.query();
-    let spare = &mut out.spare_capacity_mut()[..cands.len()];
-    let mut k = 0;
-    for &pb in cands {
-        let eb = &entries[(pb & POSITION) as usize];
-        spare[k].write(Pair::ordered(ea.id, eb.id));
-        let home = (pa | pb) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
-        k += (crate::sweep::cross_hit(&q, &eb.cross) & home) as usize;
-    }
-    let len = out.len();
-    // SAFETY: slots `0..k` of the spare capacity were written above (`k`
-    // only advances past a written slot, and stays below `cands.len()`).
-    unsafe { out.set_len(len + k) };
 }
 
 /// Pairs between cell `c`'s lists of two sets (merged by start, the first
 /// set first on ties), with the same reference-cell rule.
-fn sweep_two_lists<S: Scalar>(
-    ea: &[Entry<S>],
-    la: &[u32],
-    eb: &[Entry<S>],
-    lb: &[u32],
-    out: &mut Vec<CrossPair>,
-) {
+fn sweep_two_lists<S: Scalar>(ea: &[Entry<S>], la: &[u32], eb: &[Entry<S>], lb: &[u32], out: &mut Vec<CrossPair>) {
     let (na, nb) = (la.len() - 1, lb.len() - 1);
     let (mut i, mut j) = (0, 0);
     let at = |p: u32| (p & POSITION) as usize;

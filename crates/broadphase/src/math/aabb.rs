@@ -37,11 +37,7 @@ impl<S: Scalar, const D: usize> Aabb<S, D> {
             check_bound(min[axis], axis, Bound::Min)?;
             check_bound(max[axis], axis, Bound::Max)?;
             if min[axis] > max[axis] {
-                return Err(AabbError::Inverted {
-                    axis,
-                    min: min[axis].to_f64(),
-                    max: max[axis].to_f64(),
-                });
+                return Err(AabbError::Inverted { axis, min: min[axis].to_f64(), max: max[axis].to_f64() });
             }
         }
         Ok(Self { min, max })
@@ -133,11 +129,7 @@ fn check_bound<S: Scalar>(v: S, axis: usize, bound: Bound) -> Result<(), AabbErr
     if v.is_nan() {
         Err(AabbError::Nan { axis, bound })
     } else if !v.is_finite() {
-        Err(AabbError::Infinite {
-            axis,
-            bound,
-            value: v.to_f64(),
-        })
+        Err(AabbError::Infinite { axis, bound, value: v.to_f64() })
     } else {
         Ok(())
     }

@@ -57,15 +57,8 @@ impl<S: Scalar, const D: usize> Bvh<S, D> {
     pub fn build(input: &[Aabb<S, D>]) -> Self {
         debug_assert!(!input.is_empty());
         let mut ids: Vec<u32> = (0..input.len() as u32).collect();
-        let centroids: Vec<[f64; D]> = input
-            .iter()
-            .map(|b| core::array::from_fn(|k| b.center(k)))
-            .collect();
-        let mut nodes = vec![Node {
-            bounds: bounds_of(input, &ids),
-            start: 0,
-            count: ids.len() as u32,
-        }];
+        let centroids: Vec<[f64; D]> = input.iter().map(|b| core::array::from_fn(|k| b.center(k))).collect();
+        let mut nodes = vec![Node { bounds: bounds_of(input, &ids), start: 0, count: ids.len() as u32 }];
         let mut todo = vec![0usize];
         while let Some(ni) = todo.pop() {
             let (start, count) = (nodes[ni].start as usize, nodes[ni].count as usize);
@@ -78,16 +71,8 @@ impl<S: Scalar, const D: usize> Bvh<S, D> {
             };
             let left = nodes.len();
             let (l, r) = items.split_at(mid);
-            nodes.push(Node {
-                bounds: bounds_of(input, l),
-                start: start as u32,
-                count: mid as u32,
-            });
-            nodes.push(Node {
-                bounds: bounds_of(input, r),
-                start: (start + mid) as u32,
-                count: (count - mid) as u32,
-            });
+            nodes.push(Node { bounds: bounds_of(input, l), start: start as u32, count: mid as u32 });
+            nodes.push(Node { bounds: bounds_of(input, r), start: (start + mid) as u32, count: (count - mid) as u32 });
             nodes[ni].start = left as u32;
             nodes[ni].count = 0;
             todo.push(left + 1);
@@ -168,10 +153,7 @@ impl<S: Scalar, const D: usize> Bvh<S, D> {
         while let Some((x, y)) = stack.pop() {
             descend(self, other, x, y, &mut stack, |i, j| {
                 if self.boxes[i].overlaps(&other.boxes[j]) {
-                    out.push(CrossPair {
-                        a: self.ids[i],
-                        b: other.ids[j],
-                    });
+                    out.push(CrossPair { a: self.ids[i], b: other.ids[j] });
                 }
             });
         }
@@ -199,9 +181,7 @@ fn descend<S: Scalar, const D: usize>(
                 }
             }
         }
-        (false, true) | (false, false)
-            if ny.is_leaf() || nx.bounds.half_area() >= ny.bounds.half_area() =>
-        {
+        (false, true) | (false, false) if ny.is_leaf() || nx.bounds.half_area() >= ny.bounds.half_area() => {
             for c in [nx.start, nx.start + 1] {
                 if ta.nodes[c as usize].bounds.overlaps(&ny.bounds) {
                     stack.push((c, y));
@@ -242,7 +222,7 @@ fn split<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], centroids: &[[f64; D]]
     let mut best: Option<(f64, usize, usize)> = None;
     for axis in 0..D {
         let (lo, hi) = (cmin[axis], cmax[axis]);
-        if !(hi > lo) {
+        if hi.partial_cmp(&lo) != Some(core::cmp::Ordering::Greater) {
             continue;
         }
         let scale = BINS as f64 / (hi / 2.0 - lo / 2.0) / 2.0; // no overflow

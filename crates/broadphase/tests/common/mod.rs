@@ -16,16 +16,10 @@ pub fn variants<const D: usize>() -> Vec<(String, PairFinder)> {
         }
     }
     for axis in 0..D {
-        v.push((
-            format!("sort-and-sweep axis={axis}"),
-            PairFinder::new(Algorithm::SortAndSweep).sweep_axis(axis),
-        ));
+        v.push((format!("sort-and-sweep axis={axis}"), PairFinder::new(Algorithm::SortAndSweep).sweep_axis(axis)));
     }
     for size in [1e-3, 0.7, 3.0, 1e6] {
-        v.push((
-            format!("grid cell={size}"),
-            PairFinder::new(Algorithm::Grid).cell_size(size).unwrap(),
-        ));
+        v.push((format!("grid cell={size}"), PairFinder::new(Algorithm::Grid).cell_size(size).unwrap()));
     }
     for cutoff in [2, 3, 1000] {
         v.push((
@@ -126,10 +120,7 @@ pub fn map_coords<const D: usize>(b: &[Aabb<f64, D>], f: impl Fn(f64) -> f64) ->
         .map(|x| {
             let lo = x.min().map(&f);
             let hi = x.max().map(&f);
-            let (lo, hi) = (
-                core::array::from_fn(|k| lo[k].min(hi[k])),
-                core::array::from_fn(|k| lo[k].max(hi[k])),
-            );
+            let (lo, hi) = (core::array::from_fn(|k| lo[k].min(hi[k])), core::array::from_fn(|k| lo[k].max(hi[k])));
             Aabb::new(lo, hi).unwrap()
         })
         .collect()

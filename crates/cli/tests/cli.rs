@@ -1,0 +1,152 @@
+//! The `broadphase` binary: output on the oracle sample for every
+//! algorithm, the options, and a clear failure for each kind of bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_broadphase"))
+}
+
+fn oracle_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../broadphase/tests/data/oracle")
+}
+
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = bin();
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    let mut child = cmd.spawn().expect("run broadphase");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+const ALGORITHMS: [&str; 6] = ["auto", "brute", "sort-and-sweep", "grid", "bvh", "box-intersect"];
+
+#[test]
+fn oracle_sample_through_the_cli() {
+    let mut names: Vec<String> = std::fs::read_dir(oracle_dir())
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().unwrap().strip_suffix(".csv").map(String::from))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 12);
+    for name in &names {
+        let csv = oracle_dir().join(format!("{name}.csv"));
+        let expect = std::fs::read_to_string(oracle_dir().join(format!("{name}.pairs"))).unwrap();
+        for alg in ALGORITHMS {
+            for threads in ["1", "2"] {
+                let o =
+                    run(&["pairs", csv.to_str().unwrap(), "--algorithm", alg, "--sorted", "--threads", threads], None);
+                assert!(o.status.success(), "{name} {alg}: {}", stderr(&o));
+                assert!(stdout(&o) == expect, "{name} {alg} threads={threads}: output differs from the oracle");
+            }
+        }
+        // Unsorted output is the same set.
+        let o = run(&["pairs", csv.to_str().unwrap()], None);
+        let text = stdout(&o);
+        let mut got: Vec<&str> = text.lines().collect();
+        got.sort_by_key(|l| {
+            let (a, b) = l.split_once(',').unwrap();
+            (a.parse::<i64>().unwrap(), b.parse::<i64>().unwrap())
+        });
+        let want: Vec<&str> = expect.lines().collect();
+        assert_eq!(got, want, "{name} unsorted");
+    }
+}
+
+#[test]
+fn count_stats_and_stdin() {
+    let input = b"id,min_x,min_y,max_x,max_y\r\n10,0,0,1,1\r\n3,1,1,2,2\r\n7,5,5,6,6";
+    let o = run(&["pairs", "-", "--count", "--stats"], Some(input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "1\n");
+    let err = stderr(&o);
+    assert!(err.contains("boxes: 3 (2D)") && err.contains("pairs: 1") && err.contains("find:"), "{err}");
+    let o = run(&["pairs", "-"], Some(input));
+    assert_eq!(stdout(&o), "3,10\n");
+}
+
+#[test]
+fn header_only_is_zero_pairs() {
+    for h in ["id,min_x,min_y,max_x,max_y\n", "id,min_x,min_y,min_z,max_x,max_y,max_z"] {
+        let o = run(&["pairs", "-"], Some(h.as_bytes()));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), "");
+        let o = run(&["pairs", "-", "--count"], Some(h.as_bytes()));
+        assert_eq!(stdout(&o), "0\n");
+    }
+}
+
+#[test]
+fn bad_input_fails_cleanly() {
+    let h = "id,min_x,min_y,max_x,max_y\n";
+    let cases: Vec<(String, &str)> = vec![
+        (String::new(), "empty input"),
+        ("1,0,0,1,1\n".into(), "line 1: missing header"),
+        ("id,x0,y0,x1,y1\n1,0,0,1,1\n".into(), "line 1: unknown header"),
+        (format!("{h}1,0,0,1,x\n"), "line 2: column max_y: `x` is not a number"),
+        (format!("{h}1,0,0,1,1\n2,nan,0,1,1\n"), "line 3: column min_x: `nan` is NaN"),
+        (format!("{h}1,0,0,inf,1\n"), "line 2: column max_x: `inf` is infinite"),
+        (format!("{h}1,-inf,0,1,1\n"), "line 2: column min_x: `-inf` is infinite"),
+        (format!("{h}1,0,0,1e400,1\n"), "line 2: column max_x: `1e400` overflows to infinity"),
+        (format!("{h}1,2,0,1,1\n"), "line 2: min_x 2 is greater than max_x 1"),
+        (format!("{h}1,0,0,1\n"), "line 2: expected 5 fields, found 4"),
+        (format!("{h}1,0,0,1,1,2\n"), "line 2: expected 5 fields, found 6"),
+        (format!("{h}1,0,0,1,1,\n"), "line 2: expected 5 fields, found 6 (trailing comma?)"),
+        (format!("{h}1,0,0,1,1\n1,0,0,1,1\n"), "line 3: duplicate id 1 (first on line 2)"),
+        (format!("{h}x,0,0,1,1\n"), "line 2: column id: `x` is not an integer id"),
+        (format!("{h}1,0,0,1,1\n\n2,0,0,1,1\n"), "line 3: empty line"),
+        (format!("{h}1,,0,1,1\n"), "line 2: column min_x: empty value"),
+    ];
+    for (input, message) in cases {
+        let o = run(&["pairs", "-"], Some(input.as_bytes()));
+        assert!(!o.status.success(), "{input:?} was accepted");
+        assert_eq!(o.status.code(), Some(1), "{input:?}");
+        assert!(stdout(&o).is_empty(), "{input:?} printed {:?}", stdout(&o));
+        let err = stderr(&o);
+        assert!(err.contains(message), "{input:?}: expected {message:?} in {err:?}");
+        assert!(!err.contains("panicked"), "{input:?} panicked: {err}");
+    }
+    let o = run(&["pairs", "/nonexistent/boxes.csv"], None);
+    assert!(!o.status.success() && stderr(&o).contains("/nonexistent/boxes.csv"));
+    let o = run(&["pairs", "-", "--algorithm", "quadtree"], Some(h.as_bytes()));
+    assert!(!o.status.success() && stderr(&o).contains("unknown algorithm"));
+}
+
+#[test]
+fn scene_files_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    for dim in ["2", "3"] {
+        let path = dir.path().join(format!("s{dim}.csv"));
+        let o = run(&["scene", "guillotine", "--n", "500", "--dim", dim, "-o", path.to_str().unwrap()], None);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut counts = Vec::new();
+        for alg in ALGORITHMS {
+            let o = run(&["pairs", path.to_str().unwrap(), "--count", "--algorithm", alg], None);
+            assert!(o.status.success(), "{}", stderr(&o));
+            counts.push(stdout(&o));
+        }
+        assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+        assert_ne!(counts[0], "0\n");
+    }
+}
+
+#[test]
+fn compare_runs_and_agrees() {
+    let o = run(&["compare", "--n", "2000", "--scene", "uniform,sticks", "--repeat", "1"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.matches("all 6 algorithms found the same").count(), 2, "{text}");
+}
