@@ -15,15 +15,23 @@
 use crate::pair::OutPair;
 use crate::{Aabb, Scalar};
 
-/// Asks the CPU to start loading the cache line at `p`. A hint: it never
-/// faults and never changes what the program computes.
+/// Asks the CPU to start loading the cache lines of `*p` (the first and the
+/// last byte's lines, which differ when `T` straddles a line). A hint: it
+/// never faults and never changes what the program computes.
 #[inline(always)]
 pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of the x86_64 baseline, so the instruction exists;
-    // a prefetch reads nothing into the program and is valid for any address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let first = p as *const i8;
+        let last = first.wrapping_add(core::mem::size_of::<T>().max(1) - 1);
+        // SAFETY: SSE is part of the x86_64 baseline, so the instruction
+        // exists; a prefetch reads nothing into the program and is valid for
+        // any address.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(first);
+            _mm_prefetch::<_MM_HINT_T0>(last);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;

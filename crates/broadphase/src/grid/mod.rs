@@ -38,4 +38,5 @@
 //! for many boxes of similar size; it degrades when sizes vary by orders of
 //! magnitude (many oversized boxes) or the boxes crowd into a few cells.
 
+pub(crate) mod kernel;
 pub(crate) mod oneshot;

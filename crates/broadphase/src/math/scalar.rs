@@ -4,9 +4,46 @@ use core::fmt::{Debug, Display};
 use core::ops::{Add, Mul, Neg, Sub};
 
 mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
+    use crate::grid::kernel::CellBuf;
+    use crate::Pair;
+
+    /// Implemented for `f32` and `f64` only; carries the per-type SIMD
+    /// kernels.
+    pub trait Sealed: Sized {
+        /// Rows per group in the grid's cell kernels (one 256-bit vector).
+        const LANES: usize;
+        /// The grid's SIMD cell kernel.
+        ///
+        /// # Safety
+        /// Only to be called when `grid::kernel::simd_available()` is true.
+        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>);
+    }
+
+    impl Sealed for f32 {
+        const LANES: usize = 8;
+        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the caller checked that AVX2 is available.
+            unsafe {
+                crate::grid::kernel::avx2::sweep_f32(b, out)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            crate::grid::kernel::sweep_portable(b, out)
+        }
+    }
+
+    impl Sealed for f64 {
+        const LANES: usize = 4;
+        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the caller checked that AVX2 is available.
+            unsafe {
+                crate::grid::kernel::avx2::sweep_f64(b, out)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            crate::grid::kernel::sweep_portable(b, out)
+        }
+    }
 }
 
 /// A floating-point coordinate type: implemented for `f32` and `f64` only.
