@@ -1,7 +1,10 @@
-//! Adapters that run the peer crates on our boxes, so that benchmarks can
-//! time them in the same run as broadphase. Each returns the pairs it found
-//! as `(i, j)` with `i < j`, pushed into a vector (the same output work
-//! broadphase does).
+//! Benchmark support: adapters that run the peer crates on our boxes, so
+//! that benchmarks can time them in the same run as broadphase (each pushes
+//! the pairs it finds as `(i, j)` with `i < j` into a vector, the same
+//! output work broadphase does), a textbook sort-and-sweep baseline, a
+//! radix-sort baseline, and a memory-counting allocator.
+
+pub mod alloc;
 
 use broadphase::Aabb;
 
@@ -67,4 +70,33 @@ pub fn broccoli_pairs(boxes: &[Aabb<f32, 2>], out: &mut Vec<(u32, u32)>) {
         let (x, y) = (a.inner, b.inner);
         out.push((x.min(y), x.max(y)));
     });
+}
+
+/// The floor of any sort-based method: an LSD radix sort of keyed items
+/// (32-bit key and 32-bit index packed in a `u64`, three passes of 11/11/10
+/// bits), with its scratch buffer reused like a workspace.
+pub fn radix_sort_keys(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    let n = items.len();
+    scratch.resize(n, 0);
+    let passes = [(32u32, 11u32), (43, 11), (54, 10)];
+    let mut hist = [[0usize; 2048]; 3];
+    for &x in items.iter() {
+        for (h, &(s, b)) in hist.iter_mut().zip(&passes) {
+            h[((x >> s) & ((1 << b) - 1)) as usize] += 1;
+        }
+    }
+    for (h, &(s, b)) in hist.iter().zip(&passes) {
+        let mut off = [0usize; 2048];
+        let mut sum = 0;
+        for (o, &c) in off.iter_mut().zip(h.iter()) {
+            *o = sum;
+            sum += c;
+        }
+        for &x in items.iter() {
+            let d = ((x >> s) & ((1 << b) - 1)) as usize;
+            scratch[off[d]] = x;
+            off[d] += 1;
+        }
+        std::mem::swap(items, scratch);
+    }
 }

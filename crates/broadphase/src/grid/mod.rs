@@ -38,5 +38,6 @@
 //! for many boxes of similar size; it degrades when sizes vary by orders of
 //! magnitude (many oversized boxes) or the boxes crowd into a few cells.
 
+mod build;
 pub(crate) mod kernel;
 pub(crate) mod oneshot;

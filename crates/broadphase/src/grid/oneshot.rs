@@ -1,11 +1,11 @@
 //! One-shot grid, complete and bipartite.
 
+use super::build::build;
 use crate::pair::OutPair;
 use crate::par;
 use crate::sap::oneshot as sap;
-use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::stats::Profile;
-use crate::sweep::{prefetch, Axes, Entry};
+use crate::sweep::{Axes, Entry};
 use crate::workspace::{Side, Workspace};
 use crate::{Aabb, CrossPair, Pair, Scalar};
 
@@ -33,10 +33,10 @@ use super::kernel::{CellBuf, HOME_Y, HOME_Z, POSITION};
 pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usize - 1;
 
 /// `info` of an oversized box.
-const OVERSIZED: u32 = u32::MAX;
+pub(super) const OVERSIZED: u32 = u32::MAX;
 const SPANS_Y: u32 = 1 << 31;
 const SPANS_Z: u32 = 1 << 30;
-const HOME: u32 = SPANS_Z - 1;
+pub(super) const HOME: u32 = SPANS_Z - 1;
 
 /// The geometry of a grid: which axes are cut, where, and how finely.
 #[derive(Clone, Debug)]
@@ -46,7 +46,7 @@ pub(crate) struct Layout {
     inv: [f64; 2],
     /// The last cell index on each cross axis, as `f64` for clamping.
     top: [f64; 2],
-    cells: [u32; 2],
+    pub(super) cells: [u32; 2],
 }
 
 impl Layout {
@@ -95,7 +95,7 @@ impl Layout {
         Self { axes, origin, inv, top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64], cells }
     }
 
-    fn cell_count(&self) -> usize {
+    pub(super) fn cell_count(&self) -> usize {
         self.cells[0] as usize * self.cells[1] as usize
     }
 
@@ -123,7 +123,7 @@ impl Layout {
     /// whether it reaches into the next cell on each cross axis, or
     /// [`OVERSIZED`] when it spans three or more cells on some axis.
     #[inline(always)]
-    fn place<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> u32 {
+    pub(super) fn place<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> u32 {
         let [(y0, y1), (z0, z1)] = self.span(b);
         let (dy, dz) = (y1 - y0, z1 - z0);
         if dy > 1 || dz > 1 {
@@ -188,115 +188,6 @@ impl Layout {
             count as f64 / pairs as f64
         }
     }
-}
-
-/// Lays the boxes out in the grid's cells, in `side`.
-///
-/// 1. Place every box (home cell, reach) and count, per cell, the boxes at
-///    home there and the boxes reaching it.
-/// 2. Radix-sort the boxes by their start on the sweep axis (exact order).
-/// 3. In that order, store each box once, in its home cell's range of
-///    `entries`, and append its position to the list of every cell it
-///    reaches. Every list comes out sorted by start: one global sort gives
-///    all the per-cell orders, with no merging.
-fn build<S: Scalar, const D: usize>(
-    boxes: &[Aabb<S, D>],
-    layout: &Layout,
-    keys: &mut Vec<u64>,
-    scratch: &mut Vec<u64>,
-    side: &mut Side<S>,
-    parallel: bool,
-) {
-    let ncells = layout.cell_count();
-    let nz = layout.cells[1];
-    let sweep = layout.axes.sweep;
-
-    // Place and count. The counts are branch-free: the cells a box does not
-    // reach get `+= 0`, on padding past the last cell when need be.
-    let n = boxes.len();
-    side.info.clear();
-    side.info.resize(n, 0);
-    side.oversized.clear();
-    keys.clear();
-    keys.reserve(n);
-    let nzu = nz as usize;
-    reset(&mut side.starts, ncells + 1);
-    reset(&mut side.list_starts, ncells + nzu + 3);
-    for (i, b) in boxes.iter().enumerate() {
-        let info = layout.place(b);
-        side.info[i] = info;
-        if info == OVERSIZED {
-            side.oversized.push(i as u32);
-            continue;
-        }
-        keys.push(keyed(b.min()[sweep].sort_key(), i as u32));
-        let h = (info & HOME) as usize;
-        let (sy, sz) = (info >> 31, (info >> 30) & 1);
-        side.starts[h + 1] += 1;
-        let ls = &mut side.list_starts;
-        ls[h + 1] += 1;
-        ls[h + 2] += sz;
-        ls[h + nzu + 1] += sy;
-        ls[h + nzu + 2] += sy & sz;
-    }
-    sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[sweep]);
-
-    // Prefix sums; each list gets one more slot, for its sentinel.
-    for c in 0..ncells {
-        side.starts[c + 1] += side.starts[c];
-        side.list_starts[c + 1] += side.list_starts[c] + 1;
-    }
-    side.list_starts.truncate(ncells + 1);
-    let normal = keys.len();
-    let sentinel = normal as u32;
-    side.entries.clear();
-    side.entries.resize(normal + 1, Entry::sentinel());
-    // One slot more than the lists need: the target of the pushes a box does
-    // not make (see below).
-    let total = side.list_starts[ncells] as usize;
-    let spare_slot = total as u32;
-    side.lists.clear();
-    side.lists.resize(total + 1, sentinel | HOME_Y | HOME_Z);
-    side.cursors.clear();
-    side.cursors.extend_from_slice(&side.starts[..ncells]);
-    side.list_cursors.clear();
-    side.list_cursors.extend_from_slice(&side.list_starts[..ncells]);
-    side.list_cursors.resize(ncells + nzu + 2, spare_slot);
-    // The boxes are read in sorted order, that is, at random: fetch ahead.
-    const AHEAD: usize = 12;
-    for (k, &item) in keys.iter().enumerate() {
-        if let Some(&next) = keys.get(k + AHEAD) {
-            let j = payload(next) as usize;
-            prefetch(boxes.as_ptr().wrapping_add(j));
-            prefetch(side.info.as_ptr().wrapping_add(j));
-        }
-        let i = payload(item);
-        let info = side.info[i as usize];
-        let home = (info & HOME) as usize;
-        let pos = side.cursors[home];
-        side.cursors[home] += 1;
-        side.entries[pos as usize] = Entry::new(&boxes[i as usize], &layout.axes, i);
-        // Append `pos` to the lists of the (up to) four cells the box
-        // reaches, without branches: a push the box does not make goes to
-        // the spare slot and leaves the cursor where it was.
-        let h = home;
-        let (sy, sz) = (info >> 31, (info >> 30) & 1);
-        for (c, on, flags) in
-            [(h, 1, HOME_Y | HOME_Z), (h + 1, sz, HOME_Y), (h + nzu, sy, HOME_Z), (h + nzu + 1, sy & sz, 0)]
-        {
-            let cur = side.list_cursors[c];
-            let at = if on == 1 { cur } else { spare_slot };
-            side.lists[at as usize] = pos | flags;
-            side.list_cursors[c] = cur + on;
-        }
-    }
-    side.reach.clear();
-}
-
-fn reset(v: &mut Vec<u32>, len: usize) {
-    v.clear();
-    v.resize(len, 0);
 }
 
 /// Computes `side.reach`, needed when oversized boxes query its cells.

@@ -31,6 +31,7 @@ pub(crate) fn sort_entries<S: Scalar, const D: usize>(
     sort_keyed(keys, scratch, parallel);
     refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[axis]);
     entries.clear();
+    entries.reserve_exact(keys.len() + 1);
     entries.extend(keys.iter().map(|&k| {
         let i = payload(k);
         Entry::new(&boxes[i as usize], axes, i)

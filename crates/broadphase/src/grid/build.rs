@@ -1,0 +1,307 @@
+//! Laying the boxes out in the grid's cells.
+//!
+//! 1. **Place** every box (home cell, reach) and count, per cell, the boxes
+//!    at home there and the boxes reaching it.
+//! 2. **Sort** the boxes by their start on the sweep axis (radix sort, then
+//!    exact refinement of equal keys).
+//! 3. **Distribute**: in that order, store each box once, in its home cell's
+//!    range of `entries`, and append its position to the list of every cell
+//!    it reaches. Every list comes out sorted by start: one global sort gives
+//!    all the per-cell orders, with no merging.
+//!
+//! With threads, placing works on chunks of the input and distributing on
+//! chunks of the sorted order; each distributing chunk first counts the
+//! cells it writes to, so that it writes to its own ranges, and the layout
+//! is the same as the single-threaded one.
+
+use super::kernel::{HOME_Y, HOME_Z};
+use super::oneshot::{Layout, HOME, OVERSIZED};
+use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
+use crate::sweep::{prefetch, Entry};
+use crate::workspace::Side;
+use crate::{Aabb, Scalar};
+
+/// Below this many boxes threads do not pay for themselves.
+#[cfg(feature = "parallel")]
+const PAR_MIN: usize = 1 << 15;
+
+/// Lays `boxes` out in `side` (see the module notes).
+pub(super) fn build<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+    side: &mut Side<S>,
+    parallel: bool,
+) {
+    let pieces = pieces(boxes.len(), parallel);
+    place(boxes, layout, keys, side, pieces);
+    sort_keyed(keys, scratch, parallel);
+    // Oversized boxes carry the key `u32::MAX`, which no finite start has:
+    // they sort last, in input order. Take them off the end.
+    let normal = keys.partition_point(|&x| (x >> 32) as u32 != u32::MAX);
+    side.oversized.clear();
+    side.oversized.extend(keys[normal..].iter().map(|&x| payload(x)));
+    keys.truncate(normal);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[layout.axes.sweep]);
+    distribute(boxes, layout, keys, side, pieces);
+}
+
+fn pieces(n: usize, parallel: bool) -> usize {
+    #[cfg(feature = "parallel")]
+    if parallel && n >= PAR_MIN {
+        return rayon::current_num_threads().max(1);
+    }
+    let _ = (n, parallel);
+    1
+}
+
+/// The cells a placed box reaches, with the flags of its list element there:
+/// `(cell, reached, flags)`; a cell not reached has `reached == 0` (and an
+/// index that may lie past the last cell).
+#[inline(always)]
+fn reach(info: u32, nz: usize) -> [(usize, u32, u32); 4] {
+    let h = (info & HOME) as usize;
+    let (sy, sz) = (info >> 31, (info >> 30) & 1);
+    [(h, 1, HOME_Y | HOME_Z), (h + 1, sz, HOME_Y), (h + nz, sy, HOME_Z), (h + nz + 1, sy & sz, 0)]
+}
+
+/// Places boxes `base..base + boxes.len()`: their `info`, their sort keys
+/// (an oversized box gets the key `u32::MAX`), and the per-cell counts
+/// (`homes[c + 1]`, `reached[c + 1]`; both padded past the last cell).
+fn place_range<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    base: usize,
+    layout: &Layout,
+    info: &mut [u32],
+    keys: &mut [u64],
+    homes: &mut [u32],
+    reached: &mut [u32],
+) {
+    let nz = layout.cells[1] as usize;
+    let sweep = layout.axes.sweep;
+    for (((i, b), slot), key) in boxes.iter().enumerate().zip(info.iter_mut()).zip(keys.iter_mut()) {
+        let id = (base + i) as u32;
+        let inf = layout.place(b);
+        *slot = inf;
+        if inf == OVERSIZED {
+            *key = keyed(u32::MAX, id);
+            continue;
+        }
+        *key = keyed(b.min()[sweep].sort_key(), id);
+        homes[(inf & HOME) as usize + 1] += 1;
+        for (c, on, _) in reach(inf, nz) {
+            reached[c + 1] += on;
+        }
+    }
+}
+
+fn place<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    keys: &mut Vec<u64>,
+    side: &mut Side<S>,
+    pieces: usize,
+) {
+    let n = boxes.len();
+    let ncells = layout.cell_count();
+    let padded = ncells + layout.cells[1] as usize + 3;
+    // Every slot is overwritten: keep what is there, only adjust the length.
+    side.info.resize(n, 0);
+    keys.resize(n, 0);
+    reset(&mut side.starts, padded);
+    reset(&mut side.list_starts, padded);
+    if pieces == 1 {
+        place_range(boxes, 0, layout, &mut side.info, keys, &mut side.starts, &mut side.list_starts);
+    } else {
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            let chunk = n.div_ceil(pieces);
+            let parts: Vec<_> = boxes
+                .par_chunks(chunk)
+                .zip(side.info.par_chunks_mut(chunk))
+                .zip(keys.par_chunks_mut(chunk))
+                .enumerate()
+                .map(|(p, ((b, info), k))| {
+                    let (mut h, mut r) = (vec![0u32; padded], vec![0u32; padded]);
+                    place_range(b, p * chunk, layout, info, k, &mut h, &mut r);
+                    (h, r)
+                })
+                .collect();
+            for (h, r) in parts {
+                for (a, b) in side.starts.iter_mut().zip(&h) {
+                    *a += b;
+                }
+                for (a, b) in side.list_starts.iter_mut().zip(&r) {
+                    *a += b;
+                }
+            }
+        }
+    }
+    side.starts.truncate(ncells + 1);
+    side.list_starts.truncate(ncells + 1);
+}
+
+fn reset(v: &mut Vec<u32>, len: usize) {
+    v.clear();
+    v.resize(len, 0);
+}
+
+/// Slots of a buffer written concurrently at disjoint indices.
+struct Scatter<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: a `Scatter` is only shared between the threads of one distribute
+// pass, which write disjoint indices (see `distribute`) and read none.
+unsafe impl<T: Send> Send for Scatter<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Scatter<T> {}
+
+impl<T> Scatter<T> {
+    fn new(v: &mut [T]) -> Self {
+        Self { ptr: v.as_mut_ptr(), len: v.len() }
+    }
+
+    /// # Safety
+    /// `i < len`, and no other thread writes or reads slot `i` meanwhile.
+    #[inline(always)]
+    unsafe fn write(&self, i: usize, v: T) {
+        debug_assert!(i < self.len);
+        // SAFETY: in bounds and exclusive, by the caller's contract.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+}
+
+/// Writes the boxes of `keys` (a piece of the sorted order): each entry at
+/// its home cell's cursor, its position at the cursor of every cell it
+/// reaches.
+///
+/// # Safety
+/// The cursors give this piece ranges of `entries` and `lists` that no other
+/// piece writes, sized by exactly what this piece writes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn distribute_range<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    info: &[u32],
+    keys: &[u64],
+    cursors: &mut [u32],
+    list_cursors: &mut [u32],
+    entries: &Scatter<Entry<S>>,
+    lists: &Scatter<u32>,
+) {
+    let nz = layout.cells[1] as usize;
+    // The boxes are read in sorted order, that is, at random: fetch ahead.
+    const AHEAD: usize = 12;
+    for (k, &item) in keys.iter().enumerate() {
+        if let Some(&next) = keys.get(k + AHEAD) {
+            let j = payload(next) as usize;
+            prefetch(boxes.as_ptr().wrapping_add(j));
+            prefetch(info.as_ptr().wrapping_add(j));
+        }
+        let i = payload(item);
+        let inf = info[i as usize];
+        let home = (inf & HOME) as usize;
+        let pos = cursors[home];
+        cursors[home] += 1;
+        // SAFETY: `pos` is in this piece's range of the home cell (caller).
+        unsafe { entries.write(pos as usize, Entry::new(&boxes[i as usize], &layout.axes, i)) };
+        for (c, on, flags) in reach(inf, nz) {
+            if on == 1 {
+                let at = list_cursors[c];
+                list_cursors[c] = at + 1;
+                // SAFETY: `at` is in this piece's range of cell `c` (caller).
+                unsafe { lists.write(at as usize, pos | flags) };
+            }
+        }
+    }
+}
+
+fn distribute<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    keys: &[u64],
+    side: &mut Side<S>,
+    pieces: usize,
+) {
+    let ncells = layout.cell_count();
+    let nz = layout.cells[1] as usize;
+    // Prefix sums; each list gets one more slot, for its sentinel.
+    let (mut home_sum, mut list_sum) = (0u32, 0u32);
+    for c in 0..ncells {
+        let (h, l) = (side.starts[c + 1], side.list_starts[c + 1]);
+        side.starts[c] = home_sum;
+        side.list_starts[c] = list_sum;
+        home_sum += h;
+        list_sum += l + 1;
+    }
+    side.starts[ncells] = home_sum;
+    side.list_starts[ncells] = list_sum;
+    // Every entry and list slot is written below but the lists' last slots,
+    // which hold the sentinel: keep the old contents, adjust the lengths.
+    let sentinel = keys.len() as u32;
+    side.entries.resize(keys.len() + 1, Entry::sentinel());
+    side.entries[keys.len()] = Entry::sentinel();
+    side.lists.resize(list_sum as usize, 0);
+    for c in 0..ncells {
+        side.lists[side.list_starts[c + 1] as usize - 1] = sentinel | HOME_Y | HOME_Z;
+    }
+    let entries = Scatter::new(&mut side.entries);
+    let lists = Scatter::new(&mut side.lists);
+    let info = &side.info;
+    // Cursors of a piece, padded past the last cell (reach() may name cells
+    // beyond it, never written).
+    let padded = ncells + nz + 2;
+    let start_cursors = |homes: &[u32], lists: &[u32]| -> (Vec<u32>, Vec<u32>) {
+        let mut h = homes[..ncells].to_vec();
+        let mut l = lists[..ncells].to_vec();
+        h.resize(padded, 0);
+        l.resize(padded, 0);
+        (h, l)
+    };
+    if pieces == 1 {
+        let (mut cur, mut lcur) = start_cursors(&side.starts, &side.list_starts);
+        // SAFETY: one piece writes everything, from the starts of the ranges.
+        unsafe { distribute_range(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists) };
+        return;
+    }
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        let chunk = keys.len().div_ceil(pieces).max(1);
+        // What each piece writes, per cell.
+        let counts: Vec<(Vec<u32>, Vec<u32>)> = keys
+            .par_chunks(chunk)
+            .map(|part| {
+                let (mut h, mut l) = (vec![0u32; padded], vec![0u32; padded]);
+                for &item in part {
+                    let inf = info[payload(item) as usize];
+                    h[(inf & HOME) as usize] += 1;
+                    for (c, on, _) in reach(inf, nz) {
+                        l[c] += on;
+                    }
+                }
+                (h, l)
+            })
+            .collect();
+        // Each piece starts where the pieces before it end, cell by cell.
+        let (mut cur, mut lcur) = start_cursors(&side.starts, &side.list_starts);
+        let mut starts = Vec::with_capacity(counts.len());
+        for (h, l) in &counts {
+            starts.push((cur.clone(), lcur.clone()));
+            for c in 0..ncells {
+                cur[c] += h[c];
+                lcur[c] += l[c];
+            }
+        }
+        keys.par_chunks(chunk).zip(starts).for_each(|(part, (mut cur, mut lcur))| {
+            // SAFETY: the cursors of this piece start after everything the
+            // earlier pieces write to each cell, and it writes exactly its
+            // counted number of slots per cell, so the ranges are disjoint.
+            unsafe { distribute_range(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists) };
+        });
+    }
+}
