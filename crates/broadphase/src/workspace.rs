@@ -1,5 +1,6 @@
 //! Reusable working memory.
 
+use crate::grid::kernel::Soa;
 use crate::sweep::Entry;
 use crate::Scalar;
 
@@ -30,6 +31,8 @@ pub struct Workspace<S: Scalar> {
     pub(crate) keys: Vec<u64>,
     pub(crate) scratch: Vec<u64>,
     pub(crate) sides: [Side<S>; 2],
+    /// Sorted boxes in columns (sort-and-sweep).
+    pub(crate) soa: Soa<S>,
 }
 
 /// Buffers for one set of boxes (a bipartite search uses two).
@@ -83,12 +86,14 @@ impl<S> Side<S> {
 impl<S: Scalar> Workspace<S> {
     /// An empty workspace; it grows to what the searches need.
     pub fn new() -> Self {
-        Self { keys: Vec::new(), scratch: Vec::new(), sides: [Side::new(), Side::new()] }
+        Self { keys: Vec::new(), scratch: Vec::new(), sides: [Side::new(), Side::new()], soa: Soa::new() }
     }
 
     /// Bytes of memory the workspace holds.
     pub fn memory(&self) -> usize {
-        (self.keys.capacity() + self.scratch.capacity()) * 8 + self.sides.iter().map(Side::bytes).sum::<usize>()
+        (self.keys.capacity() + self.scratch.capacity()) * 8
+            + self.sides.iter().map(Side::bytes).sum::<usize>()
+            + self.soa.bytes()
     }
 }
 

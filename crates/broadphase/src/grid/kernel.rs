@@ -1,18 +1,26 @@
-//! The grid's cell kernel: all pairs of one cell whose reference cell it is.
+//! The structure-of-arrays sweep kernel shared by the grid's cells and by
+//! sort-and-sweep.
 //!
-//! A cell's list (positions of the boxes that reach the cell, sorted by
-//! their start on the sweep axis, with home flags) is first gathered into a
-//! structure-of-arrays buffer that stays in L1. Each box then tests the boxes
-//! after it a block of lanes at a time: start within its interval, the four
-//! cross-axis comparisons, and the reference-cell rule (on each cross axis at
-//! least one of the two is at home in this cell), all without branches. A
-//! box goes on to the next block only when the block's last start still lies
-//! within its interval, which for boxes of similar size is rare: no loop exit
-//! to mispredict per box. Hits are left-packed into the output.
+//! Boxes sorted by their start on the sweep axis are laid out in columns
+//! ([`Soa`]): start, end, the four cross-axis values, index and home flags,
+//! followed by padding whose start is `+∞`. Every pair `(r, r + d)` whose
+//! intervals overlap on the sweep axis is a candidate; it is reported when
+//! the cross axes overlap and, on each cross axis, at least one of the two
+//! boxes is at home (the grid's reference-cell rule; sort-and-sweep sets all
+//! flags).
 //!
-//! On x86-64 with AVX2 (detected at run time) the blocks are 4 lanes for
-//! `f64` and 8 for `f32`, left-packed with a permutation table; elsewhere a
-//! portable kernel computes the same pairs in the same order.
+//! **Order of work.** Rows are taken in groups of `S::GROUP` (8 for `f64`,
+//! 16 for `f32`: one AVX-512 register). For `d = 1, 2, ...` every row `r` of
+//! the group is tested against row `r + d`, lanes side by side, until no row
+//! of the group has a successor left within its interval (starts are sorted,
+//! so a row that runs out stays out). The loads are contiguous, nothing is
+//! broadcast, and there is one loop exit per group rather than per box.
+//! Hits are left-packed into the output. Pairs come out in this order on
+//! every path, so the result does not depend on the CPU.
+//!
+//! **Paths.** AVX-512 (mask compares, compress stores), AVX2 (a group as
+//! halves or quarters of 256 bits, packing by permutation table), and a
+//! portable one; the fastest available is picked at run time.
 
 use crate::sweep::Entry;
 use crate::{Pair, Scalar};
@@ -21,14 +29,15 @@ use crate::{Pair, Scalar};
 pub(crate) const HOME_Y: u32 = 1 << 31;
 pub(crate) const HOME_Z: u32 = 1 << 30;
 pub(crate) const POSITION: u32 = HOME_Z - 1;
-const HOME_BOTH: u32 = 3;
+/// Both home flags, as stored in [`Soa::home`].
+pub(crate) const HOME_BOTH: u32 = 3;
 
-/// Padding after a cell's boxes: the widest block.
-const PAD: usize = 8;
+/// Padding after the boxes: the widest group.
+const PAD: usize = 16;
 
-/// One cell's boxes in contiguous columns, followed by [`PAD`] sentinels
-/// whose start is `+∞`. Reused from cell to cell.
-pub struct CellBuf<S> {
+/// Boxes sorted by start, in columns, followed by [`PAD`] sentinels whose
+/// start is `+∞`. Reused from call to call.
+pub struct Soa<S> {
     lo: Vec<S>,
     hi: Vec<S>,
     /// `min_y, min_z, -max_y, -max_z`, one column each.
@@ -39,7 +48,7 @@ pub struct CellBuf<S> {
     len: usize,
 }
 
-impl<S: Scalar> CellBuf<S> {
+impl<S: Scalar> Soa<S> {
     pub(crate) fn new() -> Self {
         Self {
             lo: Vec::new(),
@@ -51,10 +60,77 @@ impl<S: Scalar> CellBuf<S> {
         }
     }
 
-    /// Gathers the boxes of `list` (positions into `entries`, without the
-    /// list's sentinel).
-    pub(crate) fn fill(&mut self, entries: &[Entry<S>], list: &[u32]) {
-        let m = list.len();
+    /// Number of boxes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        let s = core::mem::size_of::<S>();
+        (self.lo.capacity() + self.hi.capacity() + self.c.iter().map(Vec::capacity).sum::<usize>()) * s
+            + (self.id.capacity() + self.home.capacity()) * 4
+    }
+
+    /// Fills the columns with `m` boxes from `item(k) = (entry, home flags)`.
+    #[inline]
+    pub(crate) fn fill_with<'e>(&mut self, m: usize, item: impl Fn(usize) -> (&'e Entry<S>, u32))
+    where
+        S: 'e,
+    {
+        let cap = m + PAD;
+        self.reserve(m);
+        let [c0, c1, c2, c3] = &mut self.c;
+        let (lo, hi, id, home) = (&mut self.lo[..cap], &mut self.hi[..cap], &mut self.id[..cap], &mut self.home[..cap]);
+        let (c0, c1, c2, c3) = (&mut c0[..cap], &mut c1[..cap], &mut c2[..cap], &mut c3[..cap]);
+        for k in 0..m {
+            let (e, h) = item(k);
+            lo[k] = e.lo;
+            hi[k] = e.hi;
+            c0[k] = e.cross[0];
+            c1[k] = e.cross[1];
+            c2[k] = e.cross[2];
+            c3[k] = e.cross[3];
+            id[k] = e.id;
+            home[k] = h;
+        }
+        self.pad(m);
+    }
+
+    /// Gathers boxes in the order of `keys` (sorted keyed items), every box
+    /// at home (sort-and-sweep). Reads the boxes at random: fetches ahead.
+    pub(crate) fn fill_sorted<const D: usize>(
+        &mut self,
+        boxes: &[crate::Aabb<S, D>],
+        keys: &[u64],
+        axes: &crate::sweep::Axes,
+    ) {
+        const AHEAD: usize = 12;
+        let m = keys.len();
+        self.reserve(m);
+        let [y, z] = axes.cross;
+        let x = axes.sweep;
+        for (k, &item) in keys.iter().enumerate() {
+            if let Some(&next) = keys.get(k + AHEAD) {
+                crate::sweep::prefetch(boxes.as_ptr().wrapping_add(crate::sort::payload(next) as usize));
+            }
+            let i = crate::sort::payload(item);
+            let b = &boxes[i as usize];
+            let (lo, hi) = (b.min(), b.max());
+            self.lo[k] = lo[x];
+            self.hi[k] = hi[x];
+            self.c[0][k] = lo[y];
+            self.c[1][k] = lo[z];
+            self.c[2][k] = -hi[y];
+            self.c[3][k] = -hi[z];
+            self.id[k] = i;
+            self.home[k] = HOME_BOTH;
+        }
+        self.pad(m);
+    }
+
+    /// Makes room for `m` boxes and the padding.
+    fn reserve(&mut self, m: usize) {
         let cap = m + PAD;
         if self.lo.len() < cap {
             self.lo.resize(cap, S::ZERO);
@@ -65,43 +141,94 @@ impl<S: Scalar> CellBuf<S> {
             self.id.resize(cap, 0);
             self.home.resize(cap, 0);
         }
-        let [c0, c1, c2, c3] = &mut self.c;
-        let (lo, hi, id, home) = (&mut self.lo[..cap], &mut self.hi[..cap], &mut self.id[..cap], &mut self.home[..cap]);
-        let (c0, c1, c2, c3) = (&mut c0[..cap], &mut c1[..cap], &mut c2[..cap], &mut c3[..cap]);
-        for (k, &p) in list.iter().enumerate() {
-            let e = &entries[(p & POSITION) as usize];
-            lo[k] = e.lo;
-            hi[k] = e.hi;
-            c0[k] = e.cross[0];
-            c1[k] = e.cross[1];
-            c2[k] = e.cross[2];
-            c3[k] = e.cross[3];
-            id[k] = e.id;
-            home[k] = p >> 30;
-        }
-        for k in m..cap {
-            lo[k] = S::INFINITY;
-            home[k] = 0;
-            id[k] = 0;
+    }
+
+    /// Writes the sentinels after `m` boxes.
+    fn pad(&mut self, m: usize) {
+        for k in m..m + PAD {
+            self.lo[k] = S::INFINITY;
+            self.hi[k] = S::ZERO;
+            self.home[k] = 0;
+            self.id[k] = 0;
         }
         self.len = m;
+    }
+
+    /// Gathers a grid cell: the boxes of `list` (positions into `entries`
+    /// with home flags, without the list's sentinel).
+    pub(crate) fn fill_list(&mut self, entries: &[Entry<S>], list: &[u32]) {
+        self.fill_with(list.len(), |k| (&entries[(list[k] & POSITION) as usize], list[k] >> 30));
+    }
+}
+
+/// The SIMD level of this CPU, detected once per search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Simd {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Simd {
+    pub(crate) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") {
+                return Simd::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Portable
+    }
+
+    /// Every level this CPU can run, for tests.
+    #[cfg(test)]
+    pub(crate) fn all() -> Vec<Self> {
+        let mut v = vec![Simd::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Simd::Avx2);
+            }
+            if Simd::detect() == Simd::Avx512 {
+                v.push(Simd::Avx512);
+            }
+        }
+        v
+    }
+}
+
+/// Reports the pairs whose first row lies in `rows` (whose start must be a
+/// multiple of `S::GROUP`, or the end of the boxes, so that pieces of the
+/// rows reproduce the order of one run over all of them).
+pub(crate) fn sweep_rows<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, simd: Simd, out: &mut Vec<Pair>) {
+    debug_assert!(rows.start.is_multiple_of(S::GROUP) || rows.start >= b.len);
+    let rows = rows.start..rows.end.min(b.len);
+    if rows.is_empty() {
+        return;
+    }
+    match simd {
+        Simd::Portable => sweep_portable(b, rows, out),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Simd::detect` found the features this level needs.
+        level => unsafe { S::sweep_simd(b, rows, level == Simd::Avx512, out) },
     }
 }
 
 /// The portable kernel: the reference the SIMD kernels must match, pair for
-/// pair and in order. Boxes are taken in groups of `S::LANES` rows; for
-/// `d = 1, 2, ...` each row `r` of the group is tested against box `r + d`,
-/// until no row of the group has a successor left within its interval.
-pub(crate) fn sweep_portable<S: Scalar>(b: &CellBuf<S>, out: &mut Vec<Pair>) {
-    let m = b.len;
-    let group = S::LANES;
-    let mut i = 0;
-    while i < m {
-        let rows = (m - i).min(group);
+/// pair and in order.
+pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, out: &mut Vec<Pair>) {
+    let mut i = rows.start;
+    while i < rows.end {
+        let last = (i + S::GROUP).min(rows.end);
         let mut d = 1;
         loop {
             let mut going = false;
-            for r in i..i + rows {
+            for r in i..last {
                 let j = r + d;
                 if b.lo[j] > b.hi[r] {
                     continue;
@@ -121,41 +248,18 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &CellBuf<S>, out: &mut Vec<Pair>) {
             }
             d += 1;
         }
-        i += group;
-    }
-}
-
-/// Runs the kernel for the cell in `b`: the SIMD one when `simd` (which the
-/// caller sets from [`simd_available`]), else the portable one.
-#[inline]
-pub(crate) fn sweep<S: Scalar>(b: &CellBuf<S>, simd: bool, out: &mut Vec<Pair>) {
-    if simd && simd_available() {
-        // SAFETY: just checked (the detection result is cached by std).
-        unsafe { S::sweep_cell_simd(b, out) }
-    } else {
-        sweep_portable(b, out);
-    }
-}
-
-/// Whether the SIMD kernels can run here.
-pub(crate) fn simd_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+        i += S::GROUP;
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2 {
-    //! AVX2 kernels. Each is `unsafe` only because it needs AVX2: the caller
-    //! checks [`super::simd_available`] first.
-    use super::{CellBuf, HOME_BOTH};
+pub(crate) mod x86 {
+    //! AVX2 and AVX-512 kernels. Each is `unsafe` only because it needs its
+    //! CPU features: the caller checks them first ([`super::Simd::detect`]).
+    use super::{Soa, HOME_BOTH};
     use crate::Pair;
     use core::arch::x86_64::*;
+    use core::ops::Range;
 
     /// For each 4-bit mask, the 32-bit lane indices that left-pack the
     /// selected 64-bit pairs.
@@ -178,9 +282,8 @@ pub(crate) mod avx2 {
         t
     };
 
-    /// Writes the pairs `(a[l], b[l])` (ordered) for the set bits `l` of
-    /// the 4-bit `mask`, left-packed, at the end of `out`, which must have
-    /// room for 4 more pairs.
+    /// Appends the pairs `(a[l], b[l])` (ordered) for the set bits `l` of
+    /// the 4-bit `mask`, left-packed; `out` must have room for 4 more.
     #[inline(always)]
     unsafe fn emit4(out: &mut Vec<Pair>, mask: u32, a: __m128i, b: __m128i) {
         let mn = _mm_min_epu32(a, b);
@@ -193,108 +296,236 @@ pub(crate) mod avx2 {
         out.set_len(len + mask.count_ones() as usize);
     }
 
-    /// The `f64` kernel: four boxes `i..i + 4` at a time, each against its
-    /// `d`-th successor for `d = 1, 2, ...` (contiguous loads, no
-    /// broadcast), until none of the four has a successor left within its
-    /// interval. Starts are sorted, so a lane that runs out stays out.
-    ///
-    /// # Safety
-    /// AVX2 must be available; `b` is filled (padded by `PAD` sentinels).
+    /// AVX2, `f64`: a group of 8 rows as two quads.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn sweep_f64(b: &CellBuf<f64>, out: &mut Vec<Pair>) {
-        let m = b.len;
+    pub(crate) unsafe fn avx2_f64(b: &Soa<f64>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
         let both = _mm_set1_epi32(HOME_BOTH as i32);
         let neg = _mm256_set1_pd(-0.0);
-        let mut i = 0;
-        while i < m {
-            // Rows i..i+4 (rows past m are sentinels: their start is +inf,
-            // hence their `hi` never matters; mask them out explicitly).
-            let rows = (m - i).min(4);
-            let live = (1u32 << rows) - 1;
-            let vhi = _mm256_loadu_pd(hi.add(i));
-            // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
-            let q0 = _mm256_xor_pd(_mm256_loadu_pd(c2.add(i)), neg);
-            let q1 = _mm256_xor_pd(_mm256_loadu_pd(c3.add(i)), neg);
-            let q2 = _mm256_xor_pd(_mm256_loadu_pd(c0.add(i)), neg);
-            let q3 = _mm256_xor_pd(_mm256_loadu_pd(c1.add(i)), neg);
-            let home = _mm_loadu_si128(homep.add(i) as *const __m128i);
-            let ids = _mm_loadu_si128(idp.add(i) as *const __m128i);
+        let mut i = rows.start;
+        while i < rows.end {
+            let live = (1u32 << (rows.end - i).min(8)) - 1;
+            // Per quad q: the rows' end, query vector, home flags and ids.
+            let mut vhi = [_mm256_setzero_pd(); 2];
+            let mut q = [[_mm256_setzero_pd(); 4]; 2];
+            let mut home = [_mm_setzero_si128(); 2];
+            let mut ids = [_mm_setzero_si128(); 2];
+            for h in 0..2 {
+                let r = i + 4 * h;
+                vhi[h] = _mm256_loadu_pd(hi.add(r));
+                // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
+                q[h] = [
+                    _mm256_xor_pd(_mm256_loadu_pd(c2.add(r)), neg),
+                    _mm256_xor_pd(_mm256_loadu_pd(c3.add(r)), neg),
+                    _mm256_xor_pd(_mm256_loadu_pd(c0.add(r)), neg),
+                    _mm256_xor_pd(_mm256_loadu_pd(c1.add(r)), neg),
+                ];
+                home[h] = _mm_loadu_si128(homep.add(r) as *const __m128i);
+                ids[h] = _mm_loadu_si128(idp.add(r) as *const __m128i);
+            }
             let mut d = 1;
             loop {
-                let j = i + d;
-                let within = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(lo.add(j)), vhi);
-                let going = _mm256_movemask_pd(within) as u32 & live;
-                if going == 0 {
+                let mut within = [_mm256_setzero_pd(); 2];
+                let mut going = 0;
+                for h in 0..2 {
+                    let j = i + 4 * h + d;
+                    within[h] = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(lo.add(j)), vhi[h]);
+                    going |= (_mm256_movemask_pd(within[h]) as u32) << (4 * h);
+                }
+                if going & live == 0 {
                     break;
                 }
-                let mut ok = _mm256_and_pd(within, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c0.add(j)), q0));
-                ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c1.add(j)), q1));
-                ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c2.add(j)), q2));
-                ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c3.add(j)), q3));
-                let h = _mm_loadu_si128(homep.add(j) as *const __m128i);
-                let hok = _mm_cmpeq_epi32(_mm_or_si128(h, home), both);
-                let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32 & live;
-                if mask != 0 {
-                    out.reserve(4);
-                    emit4(out, mask, ids, _mm_loadu_si128(idp.add(j) as *const __m128i));
+                out.reserve(8);
+                for h in 0..2 {
+                    let quad = (live >> (4 * h)) & 15;
+                    if (going >> (4 * h)) & quad == 0 {
+                        continue;
+                    }
+                    let j = i + 4 * h + d;
+                    let mut ok =
+                        _mm256_and_pd(within[h], _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c0.add(j)), q[h][0]));
+                    ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c1.add(j)), q[h][1]));
+                    ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c2.add(j)), q[h][2]));
+                    ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c3.add(j)), q[h][3]));
+                    let hj = _mm_loadu_si128(homep.add(j) as *const __m128i);
+                    let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, home[h]), both);
+                    let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32 & quad;
+                    if mask != 0 {
+                        emit4(out, mask, ids[h], _mm_loadu_si128(idp.add(j) as *const __m128i));
+                    }
                 }
                 d += 1;
             }
-            i += 4;
+            i += 8;
         }
     }
 
-    /// The `f32` kernel: as [`sweep_f64`] with eight rows at a time.
-    ///
-    /// # Safety
-    /// AVX2 must be available; `b` is filled (padded by `PAD` sentinels).
+    /// AVX2, `f32`: a group of 16 rows as two octets.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn sweep_f32(b: &CellBuf<f32>, out: &mut Vec<Pair>) {
-        let m = b.len;
+    pub(crate) unsafe fn avx2_f32(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
         let both = _mm256_set1_epi32(HOME_BOTH as i32);
         let neg = _mm256_set1_ps(-0.0);
-        let mut i = 0;
-        while i < m {
-            let rows = (m - i).min(8);
-            let live = (1u32 << rows) - 1;
-            let vhi = _mm256_loadu_ps(hi.add(i));
-            let q0 = _mm256_xor_ps(_mm256_loadu_ps(c2.add(i)), neg);
-            let q1 = _mm256_xor_ps(_mm256_loadu_ps(c3.add(i)), neg);
-            let q2 = _mm256_xor_ps(_mm256_loadu_ps(c0.add(i)), neg);
-            let q3 = _mm256_xor_ps(_mm256_loadu_ps(c1.add(i)), neg);
+        let mut i = rows.start;
+        while i < rows.end {
+            let live = (1u32 << (rows.end - i).min(16)) - 1;
+            let mut vhi = [_mm256_setzero_ps(); 2];
+            let mut q = [[_mm256_setzero_ps(); 4]; 2];
+            let mut home = [_mm256_setzero_si256(); 2];
+            for h in 0..2 {
+                let r = i + 8 * h;
+                vhi[h] = _mm256_loadu_ps(hi.add(r));
+                q[h] = [
+                    _mm256_xor_ps(_mm256_loadu_ps(c2.add(r)), neg),
+                    _mm256_xor_ps(_mm256_loadu_ps(c3.add(r)), neg),
+                    _mm256_xor_ps(_mm256_loadu_ps(c0.add(r)), neg),
+                    _mm256_xor_ps(_mm256_loadu_ps(c1.add(r)), neg),
+                ];
+                home[h] = _mm256_loadu_si256(homep.add(r) as *const __m256i);
+            }
+            let mut d = 1;
+            loop {
+                let mut within = [_mm256_setzero_ps(); 2];
+                let mut going = 0;
+                for h in 0..2 {
+                    let j = i + 8 * h + d;
+                    within[h] = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(lo.add(j)), vhi[h]);
+                    going |= (_mm256_movemask_ps(within[h]) as u32) << (8 * h);
+                }
+                if going & live == 0 {
+                    break;
+                }
+                out.reserve(16);
+                for h in 0..2 {
+                    let oct = (live >> (8 * h)) & 255;
+                    if (going >> (8 * h)) & oct == 0 {
+                        continue;
+                    }
+                    let r = i + 8 * h;
+                    let j = r + d;
+                    let mut ok =
+                        _mm256_and_ps(within[h], _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c0.add(j)), q[h][0]));
+                    ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c1.add(j)), q[h][1]));
+                    ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c2.add(j)), q[h][2]));
+                    ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c3.add(j)), q[h][3]));
+                    let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
+                    let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, home[h]), both);
+                    let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32 & oct;
+                    if mask != 0 {
+                        let (a, bb) = (idp.add(r) as *const __m128i, idp.add(j) as *const __m128i);
+                        emit4(out, mask & 15, _mm_loadu_si128(a), _mm_loadu_si128(bb));
+                        emit4(out, mask >> 4, _mm_loadu_si128(a.add(1)), _mm_loadu_si128(bb.add(1)));
+                    }
+                }
+                d += 1;
+            }
+            i += 16;
+        }
+    }
+
+    /// The pairs `(a[l], b[l])` (ordered) of 8 lanes, as 8 `u64`s.
+    #[inline(always)]
+    unsafe fn pairs8(a: __m256i, b: __m256i) -> __m512i {
+        let mn = _mm512_cvtepu32_epi64(_mm256_min_epu32(a, b));
+        let mx = _mm512_cvtepu32_epi64(_mm256_max_epu32(a, b));
+        _mm512_or_si512(mn, _mm512_slli_epi64::<32>(mx))
+    }
+
+    /// AVX-512, `f64`: a group of 8 rows in one register.
+    #[target_feature(enable = "avx512f,avx512vl,avx2")]
+    pub(crate) unsafe fn avx512_f64(b: &Soa<f64>, rows: Range<usize>, out: &mut Vec<Pair>) {
+        let (lo, hi, c0, c1, c2, c3) =
+            (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
+        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
+        let both = _mm256_set1_epi32(HOME_BOTH as i32);
+        let neg = _mm512_set1_pd(-0.0);
+        let mut i = rows.start;
+        while i < rows.end {
+            let live: __mmask8 = ((1u32 << (rows.end - i).min(8)) - 1) as u8;
+            let vhi = _mm512_loadu_pd(hi.add(i));
+            let q0 = _mm512_xor_pd(_mm512_loadu_pd(c2.add(i)), neg);
+            let q1 = _mm512_xor_pd(_mm512_loadu_pd(c3.add(i)), neg);
+            let q2 = _mm512_xor_pd(_mm512_loadu_pd(c0.add(i)), neg);
+            let q3 = _mm512_xor_pd(_mm512_loadu_pd(c1.add(i)), neg);
             let home = _mm256_loadu_si256(homep.add(i) as *const __m256i);
-            let ids = idp.add(i) as *const __m128i;
-            let (ids_lo, ids_hi) = (_mm_loadu_si128(ids), _mm_loadu_si128(ids.add(1)));
+            let ids = _mm256_loadu_si256(idp.add(i) as *const __m256i);
             let mut d = 1;
             loop {
                 let j = i + d;
-                let within = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(lo.add(j)), vhi);
-                let going = _mm256_movemask_ps(within) as u32 & live;
-                if going == 0 {
+                let within = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(live, _mm512_loadu_pd(lo.add(j)), vhi);
+                if within == 0 {
                     break;
                 }
-                let mut ok = _mm256_and_ps(within, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c0.add(j)), q0));
-                ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c1.add(j)), q1));
-                ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c2.add(j)), q2));
-                ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c3.add(j)), q3));
-                let h = _mm256_loadu_si256(homep.add(j) as *const __m256i);
-                let hok = _mm256_cmpeq_epi32(_mm256_or_si256(h, home), both);
-                let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32 & live;
-                if mask != 0 {
+                let mut ok = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(within, _mm512_loadu_pd(c0.add(j)), q0);
+                ok = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c1.add(j)), q1);
+                ok = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c2.add(j)), q2);
+                ok = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c3.add(j)), q3);
+                let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
+                ok = _mm256_mask_cmpeq_epi32_mask(ok, _mm256_or_si256(hj, home), both);
+                if ok != 0 {
                     out.reserve(8);
-                    let other = idp.add(j) as *const __m128i;
-                    emit4(out, mask & 15, ids_lo, _mm_loadu_si128(other));
-                    emit4(out, mask >> 4, ids_hi, _mm_loadu_si128(other.add(1)));
+                    let p = pairs8(ids, _mm256_loadu_si256(idp.add(j) as *const __m256i));
+                    let len = out.len();
+                    _mm512_mask_compressstoreu_epi64(out.as_mut_ptr().add(len) as *mut i64, ok, p);
+                    out.set_len(len + ok.count_ones() as usize);
                 }
                 d += 1;
             }
             i += 8;
+        }
+    }
+
+    /// AVX-512, `f32`: a group of 16 rows in one register.
+    #[target_feature(enable = "avx512f,avx512vl,avx2")]
+    pub(crate) unsafe fn avx512_f32(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
+        let (lo, hi, c0, c1, c2, c3) =
+            (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
+        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
+        let both = _mm512_set1_epi32(HOME_BOTH as i32);
+        let neg = _mm512_set1_ps(-0.0);
+        let mut i = rows.start;
+        while i < rows.end {
+            let live: __mmask16 = ((1u32 << (rows.end - i).min(16)) - 1) as u16;
+            let vhi = _mm512_loadu_ps(hi.add(i));
+            let q0 = _mm512_xor_ps(_mm512_loadu_ps(c2.add(i)), neg);
+            let q1 = _mm512_xor_ps(_mm512_loadu_ps(c3.add(i)), neg);
+            let q2 = _mm512_xor_ps(_mm512_loadu_ps(c0.add(i)), neg);
+            let q3 = _mm512_xor_ps(_mm512_loadu_ps(c1.add(i)), neg);
+            let home = _mm512_loadu_si512(homep.add(i) as *const __m512i);
+            let ids = _mm512_loadu_si512(idp.add(i) as *const __m512i);
+            let mut d = 1;
+            loop {
+                let j = i + d;
+                let within = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(live, _mm512_loadu_ps(lo.add(j)), vhi);
+                if within == 0 {
+                    break;
+                }
+                let mut ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(within, _mm512_loadu_ps(c0.add(j)), q0);
+                ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_ps(c1.add(j)), q1);
+                ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_ps(c2.add(j)), q2);
+                ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_ps(c3.add(j)), q3);
+                let hj = _mm512_loadu_si512(homep.add(j) as *const __m512i);
+                ok = _mm512_mask_cmpeq_epi32_mask(ok, _mm512_or_si512(hj, home), both);
+                if ok != 0 {
+                    out.reserve(16);
+                    let other = _mm512_loadu_si512(idp.add(j) as *const __m512i);
+                    let len = out.len();
+                    let dst = out.as_mut_ptr().add(len) as *mut i64;
+                    let (lo8, hi8) = ((ok & 255) as u8, (ok >> 8) as u8);
+                    let p0 = pairs8(_mm512_castsi512_si256(ids), _mm512_castsi512_si256(other));
+                    _mm512_mask_compressstoreu_epi64(dst, lo8, p0);
+                    let n0 = lo8.count_ones() as usize;
+                    let p1 = pairs8(_mm512_extracti64x4_epi64::<1>(ids), _mm512_extracti64x4_epi64::<1>(other));
+                    _mm512_mask_compressstoreu_epi64(dst.add(n0), hi8, p1);
+                    out.set_len(len + n0 + hi8.count_ones() as usize);
+                }
+                d += 1;
+            }
+            i += 16;
         }
     }
 }
@@ -310,13 +541,11 @@ mod tests {
         (*s >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// The SIMD kernels report the portable kernel's pairs, in its order.
+    /// Every SIMD level reports the portable kernel's pairs, in its order,
+    /// over any range of rows starting on a group boundary.
     fn check<S: Scalar>(to: impl Fn(f64) -> S) {
-        if !simd_available() {
-            return;
-        }
         let mut s = 3;
-        for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 40, 200] {
+        for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 40, 200] {
             for spread in [0.5, 3.0, 20.0] {
                 let axes = Axes::new(3, 0);
                 let mut boxes: Vec<Aabb<S, 3>> = (0..n)
@@ -329,13 +558,22 @@ mod tests {
                 boxes.sort_by(|a, b| a.min()[0].partial_cmp(&b.min()[0]).unwrap());
                 let entries: Vec<Entry<S>> =
                     boxes.iter().enumerate().map(|(i, b)| Entry::new(b, &axes, i as u32)).collect();
-                let list: Vec<u32> = (0..n as u32).map(|p| p | (((lcg(&mut s) * 4.0) as u32) << 30)).collect();
-                let mut buf = CellBuf::new();
-                buf.fill(&entries, &list);
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                sweep_portable(&buf, &mut a);
-                sweep(&buf, true, &mut b);
-                assert_eq!(a, b, "n={n} spread={spread}");
+                let homes: Vec<u32> = (0..n).map(|_| (lcg(&mut s) * 4.0) as u32).collect();
+                let mut buf = Soa::new();
+                buf.fill_with(n, |k| (&entries[k], homes[k]));
+                let mut expect = Vec::new();
+                sweep_portable(&buf, 0..n, &mut expect);
+                for simd in Simd::all() {
+                    let mut got = Vec::new();
+                    sweep_rows(&buf, 0..n, simd, &mut got);
+                    assert_eq!(got, expect, "n={n} spread={spread} {simd:?}");
+                    // Pieces starting on group boundaries give the same output.
+                    let mut pieces = Vec::new();
+                    let cut = (n / 2) / S::GROUP * S::GROUP;
+                    sweep_rows(&buf, 0..cut, simd, &mut pieces);
+                    sweep_rows(&buf, cut..n, simd, &mut pieces);
+                    assert_eq!(pieces, expect, "n={n} spread={spread} {simd:?} in pieces");
+                }
             }
         }
     }

@@ -28,7 +28,7 @@ const PIECE_OVERSIZED: usize = 64;
 
 // A list element: a position in `entries` and two flags saying whether the
 // box's home cell is this cell on the first and on the second cross axis.
-use super::kernel::{CellBuf, HOME_Y, HOME_Z, POSITION};
+use super::kernel::{Simd, Soa, HOME_Y, HOME_Z, POSITION};
 /// Most boxes the grid takes (positions must fit beside the flags).
 pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usize - 1;
 
@@ -319,20 +319,20 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         return sap::complete(boxes, axis, parallel, ws, out);
     }
     let layout = Layout::new(&Profile::new(boxes), cell);
-    let Workspace { keys, scratch, sides } = ws;
+    let Workspace { keys, scratch, sides, .. } = ws;
     let side = &mut sides[0];
     build(boxes, &layout, keys, scratch, side, parallel);
     let side = &*side;
     let ncells = layout.cell_count();
     let pieces = par::piece_count(ncells, PIECE_CELLS);
-    let simd = super::kernel::simd_available();
+    let simd = Simd::detect();
     par::pieces(parallel, pieces, out, |p, out| {
-        let mut buf = CellBuf::new();
+        let mut buf = Soa::new();
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
             if l.len() > 2 {
-                buf.fill(&side.entries, &l[..l.len() - 1]);
-                super::kernel::sweep(&buf, simd, out);
+                buf.fill_list(&side.entries, &l[..l.len() - 1]);
+                super::kernel::sweep_rows(&buf, 0..buf.len(), simd, out);
             }
         }
     });
@@ -365,7 +365,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
         return sap::bipartite(a, b, axis, parallel, ws, out);
     }
     let layout = Layout::new(&Profile::bipartite(a, b), cell);
-    let Workspace { keys, scratch, sides } = ws;
+    let Workspace { keys, scratch, sides, .. } = ws;
     let [sa, sb] = sides;
     build(a, &layout, keys, scratch, sa, parallel);
     build(b, &layout, keys, scratch, sb, parallel);

@@ -4,44 +4,53 @@ use core::fmt::{Debug, Display};
 use core::ops::{Add, Mul, Neg, Sub};
 
 mod sealed {
-    use crate::grid::kernel::CellBuf;
+    use crate::grid::kernel::Soa;
     use crate::Pair;
+    use core::ops::Range;
 
     /// Implemented for `f32` and `f64` only; carries the per-type SIMD
     /// kernels.
     pub trait Sealed: Sized {
-        /// Rows per group in the grid's cell kernels (one 256-bit vector).
-        const LANES: usize;
-        /// The grid's SIMD cell kernel.
+        /// Rows per group in the sweep kernel (one AVX-512 register).
+        const GROUP: usize;
+        /// The SIMD sweep kernel: AVX-512 when `avx512`, else AVX2.
         ///
         /// # Safety
-        /// Only to be called when `grid::kernel::simd_available()` is true.
-        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>);
+        /// The CPU must have the features of the level asked for
+        /// (`grid::kernel::Simd::detect`).
+        #[cfg(target_arch = "x86_64")]
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>);
     }
 
     impl Sealed for f32 {
-        const LANES: usize = 8;
-        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the caller checked that AVX2 is available.
+        const GROUP: usize = 16;
+        #[cfg(target_arch = "x86_64")]
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
+            use crate::grid::kernel::x86;
+            // SAFETY: the caller checked the features of the level.
             unsafe {
-                crate::grid::kernel::avx2::sweep_f32(b, out)
+                if avx512 {
+                    x86::avx512_f32(b, rows, out)
+                } else {
+                    x86::avx2_f32(b, rows, out)
+                }
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            crate::grid::kernel::sweep_portable(b, out)
         }
     }
 
     impl Sealed for f64 {
-        const LANES: usize = 4;
-        unsafe fn sweep_cell_simd(b: &CellBuf<Self>, out: &mut Vec<Pair>) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the caller checked that AVX2 is available.
+        const GROUP: usize = 8;
+        #[cfg(target_arch = "x86_64")]
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
+            use crate::grid::kernel::x86;
+            // SAFETY: the caller checked the features of the level.
             unsafe {
-                crate::grid::kernel::avx2::sweep_f64(b, out)
+                if avx512 {
+                    x86::avx512_f64(b, rows, out)
+                } else {
+                    x86::avx2_f64(b, rows, out)
+                }
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            crate::grid::kernel::sweep_portable(b, out)
         }
     }
 }

@@ -1,8 +1,9 @@
 //! One-shot sort-and-sweep, complete and bipartite.
 
+use crate::grid::kernel::{sweep_rows, Simd};
 use crate::par;
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
-use crate::sweep::{merge_split, sweep_one, sweep_two_from, Axes, Entry};
+use crate::sweep::{merge_split, sweep_two_from, Axes, Entry};
 use crate::workspace::Workspace;
 use crate::{Aabb, CrossPair, Pair, Scalar};
 
@@ -53,7 +54,9 @@ pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
     e
 }
 
-/// All overlapping pairs of `boxes`, sweeping along `axis`.
+/// All overlapping pairs of `boxes`, sweeping along `axis`: radix sort,
+/// then the columnar SIMD kernel (see `grid::kernel`) with every box at
+/// home, in pieces of rows for threads.
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     axis: usize,
@@ -62,14 +65,22 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     out: &mut Vec<Pair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, sides } = ws;
-    let e = &mut sides[0].entries;
-    sort_entries(boxes, None, &axes, parallel, keys, scratch, e);
-    let e = &*e;
-    let n = e.len() - 1;
+    let Workspace { keys, scratch, soa, .. } = ws;
+    keys.clear();
+    keys.extend((0..boxes.len() as u32).map(|i| keyed(boxes[i as usize].min()[axis].sort_key(), i)));
+    sort_keyed(keys, scratch, parallel);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[axis]);
+    soa.fill_sorted(boxes, keys, &axes);
+    let soa = &*soa;
+    let n = soa.len();
+    // Pieces start on group boundaries, so that they reproduce the order of
+    // one run over all rows.
+    let groups = n.div_ceil(S::GROUP);
     let pieces = par::piece_count(n, PIECE);
+    let simd = Simd::detect();
     par::pieces(parallel, pieces, out, |k, out| {
-        sweep_one(e, k * n / pieces..(k + 1) * n / pieces, out);
+        let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
+        sweep_rows(soa, g0 * S::GROUP..g1 * S::GROUP, simd, out);
     });
 }
 
@@ -83,7 +94,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     out: &mut Vec<CrossPair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, sides } = ws;
+    let Workspace { keys, scratch, sides, .. } = ws;
     let [sa, sb] = sides;
     sort_entries(a, None, &axes, parallel, keys, scratch, &mut sa.entries);
     sort_entries(b, None, &axes, parallel, keys, scratch, &mut sb.entries);
