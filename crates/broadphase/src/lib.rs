@@ -52,6 +52,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod auto;
+pub use auto::{auto_stats, AutoStats};
 mod box_intersect;
 mod brute_force;
 mod error;

@@ -7,10 +7,15 @@ use crate::{Aabb, Scalar};
 /// seen, small enough to cost a few microseconds.
 pub(crate) const SAMPLE: usize = 512;
 
-/// Up to `m` evenly strided indices of `0..n` (deterministic).
+/// Up to `m` indices of `0..n`, deterministic and spread without period:
+/// the golden-ratio sequence `frac((k + 1/2)·φ)·n`. (A fixed stride would
+/// alias with inputs that repeat with a period, such as generators that
+/// cycle through families of boxes.) All of `0..n` when `m >= n`.
 pub(crate) fn sample_indices(n: usize, m: usize) -> impl Iterator<Item = usize> {
-    let m = m.min(n);
-    (0..m).map(move |k| k * n / m)
+    const PHI: f64 = 0.618_033_988_749_894_9;
+    let all = m >= n;
+    let count = if all { n } else { m };
+    (0..count).map(move |k| if all { k } else { (((k as f64 + 0.5) * PHI).fract() * n as f64) as usize })
 }
 
 /// Statistics of a sample of the boxes.
@@ -113,6 +118,19 @@ fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_does_not_alias_with_a_period() {
+        // Indices sampled from 300 000 items must hit all residues mod 3
+        // (a stride of 1875 would hit only one).
+        let mut seen = [0usize; 3];
+        for i in sample_indices(300_000, 160) {
+            assert!(i < 300_000);
+            seen[i % 3] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 30), "{seen:?}");
+        assert_eq!(sample_indices(5, 160).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+    }
 
     #[test]
     fn picks_the_spread_axis() {

@@ -31,9 +31,13 @@ pub enum Scene {
     /// Every box has the same x-interval `[0, 1]`; the other axes are
     /// uniform with about 3 partners per box. Defeats a sweep along x.
     SharedX,
-    /// Long thin boxes in D families, each long (half the world) along one
-    /// axis and of unit thickness across: every axis projection is dense,
-    /// true overlaps are few. Defeats any single-axis sweep.
+    /// Long thin boxes in D families, each long along one axis and of unit
+    /// thickness across: every axis projection is dense, true overlaps are
+    /// few. Defeats any single-axis sweep. In 3D a stick is half the world
+    /// long (two sticks meet only if two thin coordinates coincide); in 2D
+    /// perpendicular sticks meet whenever their long ranges cross, so they
+    /// are `2.5 / sqrt(n)` of the world long, which keeps a few partners per
+    /// stick.
     Sticks,
     /// The k×k(×k) lattice of touching unit cubes (seed 001's 10×10×10 cube
     /// for n = 1000): every face, edge and corner contact is a pair.
@@ -209,10 +213,14 @@ fn clustered<const D: usize>(rng: &mut Pcg64, n: usize, world: f64) -> Vec<Aabb<
 }
 
 fn sticks<const D: usize>(rng: &mut Pcg64, n: usize) -> Vec<Aabb<f64, D>> {
-    // A stick is half the world long; a pair of sticks from different
-    // families overlaps with probability about 1 / (2L) per shared thin
-    // axis. L = n / 9 gives a few partners per stick in 3D.
+    // In 3D a stick is half the world long and a pair of sticks from
+    // different families overlaps with probability about 1 / (2L) (one
+    // shared thin axis must coincide): L = n / 9 gives a few partners per
+    // stick. In 2D two perpendicular sticks overlap when their long ranges
+    // cross, with probability (length / L)^2: the length shrinks with n.
     let world = (n as f64 / 9.0).max(8.0);
+    let fraction = if D >= 3 { 0.5 } else { (2.5 / (n.max(1) as f64).sqrt()).min(0.5) };
+    let length = world * fraction;
     (0..n)
         .map(|i| {
             let long = i % D;
@@ -220,8 +228,8 @@ fn sticks<const D: usize>(rng: &mut Pcg64, n: usize) -> Vec<Aabb<f64, D>> {
             let mut hi = [0.0; D];
             for k in 0..D {
                 if k == long {
-                    lo[k] = rng.random::<f64>() * world / 2.0;
-                    hi[k] = lo[k] + world / 2.0;
+                    lo[k] = rng.random::<f64>() * (world - length);
+                    hi[k] = lo[k] + length;
                 } else {
                     lo[k] = rng.random::<f64>() * (world - 1.0);
                     hi[k] = lo[k] + 1.0;

@@ -64,8 +64,169 @@ fn keys_of<S: Scalar, const D: usize>(b: &[Aabb<S, D>]) -> Vec<u64> {
     b.iter().enumerate().map(|(i, x)| ((x.min()[0].sort_key() as u64) << 32) | i as u64).collect()
 }
 
+/// Least squares for `t ≈ a·x + b·y` in relative error: minimises
+/// `Σ ((a·x + b·y) / t - 1)²`.
+fn fit2(rows: &[(f64, f64, f64)]) -> (f64, f64) {
+    let (mut sxx, mut sxy, mut syy, mut sx, mut sy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(x, y, t) in rows {
+        let (x, y) = (x / t, y / t);
+        sxx += x * x;
+        sxy += x * y;
+        syy += y * y;
+        sx += x;
+        sy += y;
+    }
+    let det = sxx * syy - sxy * sxy;
+    ((sx * syy - sy * sxy) / det, (sy * sxx - sx * sxy) / det)
+}
+
+/// Times each algorithm on every scene and size, fits `Auto`'s cost model,
+/// and reports how close the resulting choices come to the best.
+fn calibrate(quick: bool) {
+    use broadphase::auto_stats;
+    let sizes: &[usize] = if quick { &[1_000, 10_000, 50_000] } else { &[1_000, 10_000, 100_000, 300_000] };
+    let r = Runner { repeat: 3 };
+    // (scene, dim, n, sweep candidates, grid candidates, [sap, grid, bi] seconds)
+    let mut rows: Vec<(Scene, usize, usize, f64, f64, [f64; 3])> = Vec::new();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(k) = args.iter().position(|a| a == "--from") {
+        // Re-fit from the measurements of an earlier run.
+        let text = std::fs::read_to_string(&args[k + 1]).expect("calibration file");
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            rows.push((
+                f[0].parse().unwrap(),
+                num(1) as usize,
+                num(2) as usize,
+                num(3),
+                num(4),
+                [num(5), num(6), num(7)],
+            ));
+        }
+    } else {
+        let mut csv = String::from("scene,dim,n,sweep_candidates,grid_candidates,sap_s,grid_s,box_intersect_s\n");
+        for scene in Scene::ALL {
+            for &n in sizes {
+                for dim in [2usize, 3] {
+                    let (stats, t) = if dim == 3 {
+                        let b = scene.generate::<3>(n, 1);
+                        (auto_stats(&b), time3(&r, &b))
+                    } else {
+                        let b = scene.generate::<2>(n, 1);
+                        (auto_stats(&b), time3(&r, &b))
+                    };
+                    csv += &format!(
+                        "{scene},{dim},{n},{},{},{},{},{}\n",
+                        stats.sweep_candidates, stats.grid_candidates, t[0], t[1], t[2]
+                    );
+                    rows.push((scene, dim, n, stats.sweep_candidates, stats.grid_candidates, t));
+                }
+            }
+        }
+        std::fs::write("target/calibration.csv", csv).expect("write target/calibration.csv");
+        println!("(measurements saved to target/calibration.csv; re-fit with --calibrate --from it)\n");
+    }
+    let sap: Vec<_> = rows.iter().filter(|r| r.5[0].is_finite()).map(|r| (r.2 as f64, r.3, r.5[0] * 1e9)).collect();
+    let grid: Vec<_> = rows.iter().filter(|r| r.5[1].is_finite()).map(|r| (r.2 as f64, r.4, r.5[1] * 1e9)).collect();
+    let (sa, sb) = fit2(&sap);
+    let (ga, gb) = fit2(&grid);
+    let mut bi: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.5[2].is_finite())
+        .map(|r| r.5[2] * 1e9 / (r.2 as f64 * (r.2 as f64).log2().powi(r.1 as i32 - 1)))
+        .collect();
+    bi.sort_by(f64::total_cmp);
+    let bc = bi[bi.len() / 2];
+    println!("## Auto calibration\n");
+    println!("least squares: SAP {sa:.1}/box + {sb:.3}/candidate, grid {ga:.1}/box + {gb:.3}/candidate, box-intersect {bc:.2}/(box log^(d-1))");
+    // The model is an approximation: tune the fitted constants for the
+    // choice itself, minimising the worst (then the mean) ratio of the
+    // pick's time to the best.
+    let score = |k: [f64; 5]| {
+        let (mut worst, mut sum) = (1.0f64, 0.0);
+        for (_, dim, n, cs, cg, t) in &rows {
+            let nf = *n as f64;
+            let cost = [k[0] * nf + k[1] * cs, k[2] * nf + k[3] * cg, k[4] * nf * nf.log2().powi(*dim as i32 - 1)];
+            let pick = (0..3).min_by(|&a, &b| cost[a].total_cmp(&cost[b])).unwrap();
+            let best = t.iter().copied().fold(f64::INFINITY, f64::min);
+            let ratio = t[pick] / best;
+            worst = worst.max(ratio);
+            sum += ratio.ln();
+        }
+        (worst, sum / rows.len() as f64)
+    };
+    let base = [sa, sb, ga, gb, bc];
+    let steps = [0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8];
+    let mut best = (base, score(base));
+    for a in steps {
+        for b in steps {
+            for c in steps {
+                for d in steps {
+                    for e in steps {
+                        let k = [base[0] * a, base[1] * b, base[2] * c, base[3] * d, base[4] * e];
+                        let sc = score(k);
+                        if sc < best.1 {
+                            best = (k, sc);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let [sa, sb, ga, gb, bc] = best.0;
+    println!(
+        "tuned for the choice: SAP_PER_BOX = {sa:.1}, SAP_PER_CANDIDATE = {sb:.3}, GRID_PER_BOX = {ga:.1}, \
+         GRID_PER_CANDIDATE = {gb:.3}, BI_PER_BOX_LOG = {bc:.2}\n"
+    );
+    println!(
+        "| scene | D | n | sap | grid | box-intersect | model picks | / best |\n|---|---|---|---|---|---|---|---|"
+    );
+    let mut worst: f64 = 1.0;
+    for (scene, dim, n, cs, cg, t) in &rows {
+        let nf = *n as f64;
+        let cost = [sa * nf + sb * cs, ga * nf + gb * cg, bc * nf * nf.log2().powi(*dim as i32 - 1)];
+        let pick = (0..3).min_by(|&a, &b| cost[a].total_cmp(&cost[b])).unwrap();
+        let best = t.iter().copied().fold(f64::INFINITY, f64::min);
+        let ratio = t[pick] / best;
+        worst = worst.max(ratio);
+        let f = |x: f64| if x.is_finite() { ms(x) } else { "skipped".into() };
+        println!(
+            "| {scene} | {dim} | {n} | {} | {} | {} | {} | {ratio:.2} |",
+            f(t[0]),
+            f(t[1]),
+            f(t[2]),
+            ["sort-and-sweep", "grid", "box-intersect"][pick]
+        );
+    }
+    println!("\nworst ratio of the model's pick to the best: {worst:.2}");
+}
+
+/// Medians of sort-and-sweep, grid and box-intersect; +inf for a run that
+/// would take too long (a sweep over a quadratic number of candidates).
+fn time3<S: Scalar, const D: usize>(r: &Runner, b: &[Aabb<S, D>]) -> [f64; 3] {
+    let stats = broadphase::auto_stats(b);
+    let mut t = [f64::INFINITY; 3];
+    for (k, alg) in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::BoxIntersect].into_iter().enumerate() {
+        let heavy = match alg {
+            Algorithm::SortAndSweep => stats.sweep_candidates > 3e9,
+            Algorithm::Grid => stats.grid_candidates > 3e9,
+            _ => false,
+        };
+        if heavy {
+            continue;
+        }
+        let mut f = ours::<S, D>(alg, false);
+        t[k] = r.race(&mut [&mut || f(b)])[0].0;
+    }
+    t
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    if std::env::args().any(|a| a == "--calibrate") {
+        return calibrate(quick);
+    }
     let big = if quick { 200_000 } else { 1_000_000 };
     let r = Runner { repeat: if quick { 3 } else { 7 } };
     println!("# broadphase targets ({} threads available)\n", rayon::current_num_threads());

@@ -1,6 +1,7 @@
 //! One-shot grid, complete and bipartite.
 
 use super::build::build;
+use super::kernel::{Simd, Soa, HOME_Y, HOME_Z, POSITION};
 use crate::pair::OutPair;
 use crate::par;
 use crate::sap::oneshot as sap;
@@ -26,10 +27,8 @@ const PIECE_CELLS: usize = 128;
 /// Oversized boxes per parallel piece.
 const PIECE_OVERSIZED: usize = 64;
 
-// A list element: a position in `entries` and two flags saying whether the
-// box's home cell is this cell on the first and on the second cross axis.
-use super::kernel::{Simd, Soa, HOME_Y, HOME_Z, POSITION};
-/// Most boxes the grid takes (positions must fit beside the flags).
+/// Most boxes the grid takes (a list element holds a position in
+/// `entries` beside the two home flags).
 pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usize - 1;
 
 /// `info` of an oversized box.
@@ -211,39 +210,33 @@ fn list<S>(side: &Side<S>, c: usize) -> &[u32] {
 fn sweep_two_lists<S: Scalar>(ea: &[Entry<S>], la: &[u32], eb: &[Entry<S>], lb: &[u32], out: &mut Vec<CrossPair>) {
     let (na, nb) = (la.len() - 1, lb.len() - 1);
     let (mut i, mut j) = (0, 0);
-    let at = |p: u32| (p & POSITION) as usize;
     while i < na && j < nb {
-        let (x, y) = (&ea[at(la[i])], &eb[at(lb[j])]);
+        let (x, y) = (&ea[(la[i] & POSITION) as usize], &eb[(lb[j] & POSITION) as usize]);
         if x.lo <= y.lo {
-            let q = x.query();
-            let mut k = j;
-            loop {
-                let e = &eb[at(lb[k])];
-                if e.lo > x.hi {
-                    break;
-                }
-                let home = (la[i] | lb[k]) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
-                if home && crate::sweep::cross_hit(&q, &e.cross) {
-                    out.push(CrossPair::make(x.id, e.id));
-                }
-                k += 1;
-            }
+            scan_list(x, la[i], eb, &lb[j..], |other| out.push(CrossPair { a: x.id, b: other }));
             i += 1;
         } else {
-            let q = y.query();
-            let mut k = i;
-            loop {
-                let e = &ea[at(la[k])];
-                if e.lo > y.hi {
-                    break;
-                }
-                let home = (la[k] | lb[j]) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
-                if home && crate::sweep::cross_hit(&q, &e.cross) {
-                    out.push(CrossPair::make(e.id, y.id));
-                }
-                k += 1;
-            }
+            scan_list(y, lb[j], ea, &la[i..], |other| out.push(CrossPair { a: other, b: y.id }));
             j += 1;
+        }
+    }
+}
+
+/// Tests box `q` (list element `pq`) against the elements of `list` (ending
+/// with a sentinel) while they start within its interval, calling `hit`
+/// with the index of each box that overlaps it and passes the
+/// reference-cell rule.
+#[inline]
+fn scan_list<S: Scalar>(q: &Entry<S>, pq: u32, entries: &[Entry<S>], list: &[u32], mut hit: impl FnMut(u32)) {
+    let query = q.query();
+    for &p in list {
+        let e = &entries[(p & POSITION) as usize];
+        if e.lo > q.hi {
+            break;
+        }
+        let home = (pq | p) & (HOME_Y | HOME_Z) == HOME_Y | HOME_Z;
+        if home && crate::sweep::cross_hit(&query, &e.cross) {
+            hit(e.id);
         }
     }
 }
