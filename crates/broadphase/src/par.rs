@@ -7,7 +7,7 @@
 //! pieces in the same order, so both produce identical output.
 
 /// Runs `piece(k, out)` for `k in 0..pieces`, appending to `out` in order.
-pub(crate) fn pieces<P: Send>(
+pub(crate) fn pieces<P: Send + Sync + Copy>(
     parallel: bool,
     pieces: usize,
     out: &mut Vec<P>,
@@ -24,10 +24,26 @@ pub(crate) fn pieces<P: Send>(
                 v
             })
             .collect();
-        out.reserve(parts.iter().map(Vec::len).sum());
-        for mut p in parts {
-            out.append(&mut p);
+        // Concatenate in order, the copies in parallel: each part owns its
+        // own range of the spare capacity.
+        let total: usize = parts.iter().map(Vec::len).sum();
+        out.reserve(total);
+        let len = out.len();
+        let mut ranges = Vec::with_capacity(parts.len());
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for p in &parts {
+            let (head, tail) = rest.split_at_mut(p.len());
+            ranges.push(head);
+            rest = tail;
         }
+        ranges.into_par_iter().zip(parts.par_iter()).for_each(|(dst, src)| {
+            for (d, s) in dst.iter_mut().zip(src) {
+                d.write(*s);
+            }
+        });
+        // SAFETY: the ranges tile the first `total` slots of the spare
+        // capacity, and each was filled from a part of the same length.
+        unsafe { out.set_len(len + total) };
         return;
     }
     let _ = parallel;

@@ -89,10 +89,40 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
 /// that after [`sort_keyed`] the items are in exact value order. `exact`
 /// says the keys already are exact (equal keys mean equal values): then
 /// there is nothing to do.
-pub(crate) fn refine_equal_keys<S: Scalar>(items: &mut [u64], exact: bool, value: impl Fn(u32) -> S) {
+pub(crate) fn refine_equal_keys<S: Scalar>(
+    items: &mut [u64],
+    exact: bool,
+    parallel: bool,
+    value: impl Fn(u32) -> S + Sync,
+) {
     if exact {
         return;
     }
+    #[cfg(feature = "parallel")]
+    if parallel && items.len() >= PAR_MIN && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        // Cut into pieces at key changes, so that no run is split.
+        let pieces = rayon::current_num_threads() * 4;
+        let target = (items.len() / pieces).max(1);
+        let mut chunks = Vec::with_capacity(pieces + 1);
+        let mut rest = &mut items[..];
+        while !rest.is_empty() {
+            let mut cut = target.min(rest.len());
+            while cut < rest.len() && rest[cut] >> 32 == rest[cut - 1] >> 32 {
+                cut += 1;
+            }
+            let (head, tail) = rest.split_at_mut(cut);
+            chunks.push(head);
+            rest = tail;
+        }
+        chunks.into_par_iter().for_each(|c| refine_runs(c, &value));
+        return;
+    }
+    let _ = parallel;
+    refine_runs(items, &value);
+}
+
+fn refine_runs<S: Scalar>(items: &mut [u64], value: &impl Fn(u32) -> S) {
     let mut start = 0;
     while start < items.len() {
         let key = items[start] >> 32;
@@ -244,7 +274,7 @@ mod tests {
         let vals = [1.0 + 3e-16, 1.0, 1.0 + 1e-16, 1.0 + 2e-16, -0.0, 0.0, 1e-300, 5e-324];
         let mut items: Vec<u64> = vals.iter().enumerate().map(|(i, v)| keyed(v.sort_key(), i as u32)).collect();
         sort_keyed(&mut items, &mut Vec::new(), false);
-        refine_equal_keys(&mut items, false, |i| vals[i as usize]);
+        refine_equal_keys(&mut items, false, false, |i| vals[i as usize]);
         let sorted: Vec<f64> = items.iter().map(|&x| vals[payload(x) as usize]).collect();
         for w in sorted.windows(2) {
             assert!(w[0] <= w[1], "{sorted:?}");

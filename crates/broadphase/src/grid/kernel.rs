@@ -98,34 +98,43 @@ impl<S: Scalar> Soa<S> {
     }
 
     /// Gathers boxes in the order of `keys` (sorted keyed items), every box
-    /// at home (sort-and-sweep). Reads the boxes at random: fetches ahead.
+    /// at home (sort-and-sweep), on threads when asked.
     pub(crate) fn fill_sorted<const D: usize>(
         &mut self,
         boxes: &[crate::Aabb<S, D>],
         keys: &[u64],
         axes: &crate::sweep::Axes,
+        parallel: bool,
     ) {
-        const AHEAD: usize = 12;
         let m = keys.len();
         self.reserve(m);
-        let [y, z] = axes.cross;
-        let x = axes.sweep;
-        for (k, &item) in keys.iter().enumerate() {
-            if let Some(&next) = keys.get(k + AHEAD) {
-                crate::sweep::prefetch(boxes.as_ptr().wrapping_add(crate::sort::payload(next) as usize));
+        let [c0, c1, c2, c3] = &mut self.c;
+        let columns = Columns {
+            lo: &mut self.lo[..m],
+            hi: &mut self.hi[..m],
+            c: [&mut c0[..m], &mut c1[..m], &mut c2[..m], &mut c3[..m]],
+            id: &mut self.id[..m],
+            home: &mut self.home[..m],
+        };
+        #[cfg(feature = "parallel")]
+        if parallel && m >= 1 << 15 && rayon::current_num_threads() > 1 {
+            use rayon::prelude::*;
+            let chunk = m.div_ceil(rayon::current_num_threads() * 4);
+            let mut parts = Vec::new();
+            let (mut rest, mut k0) = (columns, 0);
+            while k0 < m {
+                let len = chunk.min(m - k0);
+                let (head, tail) = rest.split_at(len);
+                parts.push((k0, head));
+                rest = tail;
+                k0 += len;
             }
-            let i = crate::sort::payload(item);
-            let b = &boxes[i as usize];
-            let (lo, hi) = (b.min(), b.max());
-            self.lo[k] = lo[x];
-            self.hi[k] = hi[x];
-            self.c[0][k] = lo[y];
-            self.c[1][k] = lo[z];
-            self.c[2][k] = -hi[y];
-            self.c[3][k] = -hi[z];
-            self.id[k] = i;
-            self.home[k] = HOME_BOTH;
+            parts.into_par_iter().for_each(|(k0, cols)| cols.gather(boxes, &keys[k0..], axes));
+            self.pad(m);
+            return;
         }
+        let _ = parallel;
+        columns.gather(boxes, keys, axes);
         self.pad(m);
     }
 
@@ -158,6 +167,57 @@ impl<S: Scalar> Soa<S> {
     /// with home flags, without the list's sentinel).
     pub(crate) fn fill_list(&mut self, entries: &[Entry<S>], list: &[u32]) {
         self.fill_with(list.len(), |k| (&entries[(list[k] & POSITION) as usize], list[k] >> 30));
+    }
+}
+
+/// Mutable views of the columns of a [`Soa`], for filling pieces of it.
+struct Columns<'a, S> {
+    lo: &'a mut [S],
+    hi: &'a mut [S],
+    c: [&'a mut [S]; 4],
+    id: &'a mut [u32],
+    home: &'a mut [u32],
+}
+
+impl<'a, S: Scalar> Columns<'a, S> {
+    fn split_at(self, k: usize) -> (Self, Self) {
+        let (lo0, lo1) = self.lo.split_at_mut(k);
+        let (hi0, hi1) = self.hi.split_at_mut(k);
+        let [c0, c1, c2, c3] = self.c;
+        let (c00, c01) = c0.split_at_mut(k);
+        let (c10, c11) = c1.split_at_mut(k);
+        let (c20, c21) = c2.split_at_mut(k);
+        let (c30, c31) = c3.split_at_mut(k);
+        let (id0, id1) = self.id.split_at_mut(k);
+        let (h0, h1) = self.home.split_at_mut(k);
+        (
+            Columns { lo: lo0, hi: hi0, c: [c00, c10, c20, c30], id: id0, home: h0 },
+            Columns { lo: lo1, hi: hi1, c: [c01, c11, c21, c31], id: id1, home: h1 },
+        )
+    }
+
+    /// Fills the rows from the boxes named by `keys` (at least as many as
+    /// rows). Reads the boxes at random: fetches ahead.
+    fn gather<const D: usize>(self, boxes: &[crate::Aabb<S, D>], keys: &[u64], axes: &crate::sweep::Axes) {
+        const AHEAD: usize = 12;
+        let [y, z] = axes.cross;
+        let x = axes.sweep;
+        for k in 0..self.lo.len() {
+            if let Some(&next) = keys.get(k + AHEAD) {
+                crate::sweep::prefetch(boxes.as_ptr().wrapping_add(crate::sort::payload(next) as usize));
+            }
+            let i = crate::sort::payload(keys[k]);
+            let b = &boxes[i as usize];
+            let (lo, hi) = (b.min(), b.max());
+            self.lo[k] = lo[x];
+            self.hi[k] = hi[x];
+            self.c[0][k] = lo[y];
+            self.c[1][k] = lo[z];
+            self.c[2][k] = -hi[y];
+            self.c[3][k] = -hi[z];
+            self.id[k] = i;
+            self.home[k] = HOME_BOTH;
+        }
     }
 }
 

@@ -30,7 +30,7 @@ pub(crate) fn sort_entries<S: Scalar, const D: usize>(
         Some(s) => keys.extend(s.iter().map(|&i| key(i))),
     }
     sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[axis]);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
     entries.clear();
     entries.reserve_exact(keys.len() + 1);
     entries.extend(keys.iter().map(|&k| {
@@ -67,10 +67,18 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, .. } = ws;
     keys.clear();
-    keys.extend((0..boxes.len() as u32).map(|i| keyed(boxes[i as usize].min()[axis].sort_key(), i)));
+    let key = |i: u32| keyed(boxes[i as usize].min()[axis].sort_key(), i);
+    #[cfg(feature = "parallel")]
+    if parallel && boxes.len() >= 1 << 15 {
+        use rayon::prelude::*;
+        keys.par_extend((0..boxes.len() as u32).into_par_iter().map(key));
+    }
+    if keys.is_empty() {
+        keys.extend((0..boxes.len() as u32).map(key));
+    }
     sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, |i| boxes[i as usize].min()[axis]);
-    soa.fill_sorted(boxes, keys, &axes);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
+    soa.fill_sorted(boxes, keys, &axes, parallel);
     let soa = &*soa;
     let n = soa.len();
     // Pieces start on group boundaries, so that they reproduce the order of
