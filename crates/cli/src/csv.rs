@@ -65,33 +65,69 @@ pub enum CsvError {
     TooMany { count: usize, max: usize },
 }
 
+impl CsvError {
+    /// The same error with its line number moved by `first`: a piece parsed
+    /// with `first = 0` numbers its k-th row `k - 1`; its true line is
+    /// `first + k - 1`.
+    fn shift_lines(self, first: usize) -> Self {
+        let shift = |line: usize| line + first;
+        match self {
+            CsvError::Utf8 { line } => CsvError::Utf8 { line: shift(line) },
+            CsvError::EmptyLine { line } => CsvError::EmptyLine { line: shift(line) },
+            CsvError::FieldCount { line, expected, found, hint } => {
+                CsvError::FieldCount { line: shift(line), expected, found, hint }
+            }
+            CsvError::EmptyValue { line, column } => CsvError::EmptyValue { line: shift(line), column },
+            CsvError::BadId { line, text } => CsvError::BadId { line: shift(line), text },
+            CsvError::BadNumber { line, column, text } => CsvError::BadNumber { line: shift(line), column, text },
+            CsvError::Nan { line, column, text } => CsvError::Nan { line: shift(line), column, text },
+            CsvError::Infinite { line, column, text } => CsvError::Infinite { line: shift(line), column, text },
+            CsvError::Overflow { line, column, text } => CsvError::Overflow { line: shift(line), column, text },
+            CsvError::Inverted { line, min_column, max_column, min, max } => {
+                CsvError::Inverted { line: shift(line), min_column, max_column, min, max }
+            }
+            other => other,
+        }
+    }
+}
+
 pub const HEADER_2D: &str = "id,min_x,min_y,max_x,max_y";
 pub const HEADER_3D: &str = "id,min_x,min_y,min_z,max_x,max_y,max_z";
 const COLUMNS_2D: [&str; 5] = ["id", "min_x", "min_y", "max_x", "max_y"];
 const COLUMNS_3D: [&str; 7] = ["id", "min_x", "min_y", "min_z", "max_x", "max_y", "max_z"];
 
 /// Splits into lines, accepting `\n` and `\r\n` and a missing final newline.
-/// Yields `(line number, content)`.
-fn lines(input: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
-    let mut n = 0;
-    body.split(|&b| b == b'\n').map(move |l| {
-        n += 1;
-        (n, l.strip_suffix(b"\r").unwrap_or(l))
-    })
+/// Yields `(line number, content)`. Line ends are found with `memchr`
+/// (lines are long enough for it to pay).
+fn lines(input: &str) -> impl Iterator<Item = (usize, &str)> {
+    let body = input.strip_suffix('\n').unwrap_or(input);
+    let body_lines = (!body.is_empty() || !input.is_empty()).then_some(body);
+    body_lines
+        .into_iter()
+        .flat_map(|b| b.split('\n'))
+        .enumerate()
+        .map(|(k, l)| (k + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
-/// Parses a whole box file.
-pub fn parse(input: &[u8]) -> Result<Boxes, CsvError> {
+/// Parses a whole box file; with `parallel`, chunks of lines on rayon's
+/// threads (the result, errors included, is the same).
+pub fn parse(input: &[u8], parallel: bool) -> Result<Boxes, CsvError> {
     if input.is_empty() {
         return Err(CsvError::Empty);
     }
-    let mut it = lines(input);
-    let (_, header) = it.next().ok_or(CsvError::Empty)?;
-    let header = std::str::from_utf8(header).map_err(|_| CsvError::Utf8 { line: 1 })?;
+    // Validate UTF-8 once for the whole input; an error names its line.
+    let text = std::str::from_utf8(input).map_err(|e| {
+        let line = 1 + input[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        CsvError::Utf8 { line }
+    })?;
+    let (header, body) = match text.find('\n') {
+        Some(k) => (&text[..k], &text[k + 1..]),
+        None => (text, ""),
+    };
+    let header = header.strip_suffix('\r').unwrap_or(header);
     match header {
-        HEADER_2D => parse_rows::<2>(it, &COLUMNS_2D).map(|(b, i)| Boxes::Two(b, i)),
-        HEADER_3D => parse_rows::<3>(it, &COLUMNS_3D).map(|(b, i)| Boxes::Three(b, i)),
+        HEADER_2D => parse_body::<2>(body, &COLUMNS_2D, parallel).map(|(b, i)| Boxes::Two(b, i)),
+        HEADER_3D => parse_body::<3>(body, &COLUMNS_3D, parallel).map(|(b, i)| Boxes::Three(b, i)),
         h if h.trim().is_empty() => Err(CsvError::Empty),
         h => {
             let first = h.split(',').next().unwrap_or("");
@@ -104,40 +140,96 @@ pub fn parse(input: &[u8]) -> Result<Boxes, CsvError> {
     }
 }
 
-fn parse_rows<'a, const D: usize>(
-    rows: impl Iterator<Item = (usize, &'a [u8])>,
+type Rows<const D: usize> = (Vec<Aabb<f64, D>>, Vec<i64>);
+
+/// The rows after the header (line 2 on), in chunks on threads when asked.
+fn parse_body<const D: usize>(
+    body: &str,
     columns: &'static [&'static str],
-) -> Result<(Vec<Aabb<f64, D>>, Vec<i64>), CsvError> {
+    parallel: bool,
+) -> Result<Rows<D>, CsvError> {
+    let chunks = if parallel { rayon::current_num_threads() * 4 } else { 1 };
+    let (boxes, ids) = if chunks <= 1 || body.len() < 1 << 20 {
+        parse_rows::<D>(lines(body), 2, columns)?
+    } else {
+        use rayon::prelude::*;
+        // Cut at line ends; each piece knows its first line number only when
+        // it needs it (to report an error).
+        let mut pieces = Vec::new();
+        let mut rest = body;
+        let target = body.len() / chunks;
+        while !rest.is_empty() {
+            let cut = match rest.get(target..).and_then(|t| t.find('\n')) {
+                Some(k) => target + k + 1,
+                None => rest.len(),
+            };
+            pieces.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        let results: Vec<Result<Rows<D>, CsvError>> =
+            pieces.par_iter().map(|p| parse_rows::<D>(lines(p), 0, columns)).collect();
+        let (mut boxes, mut ids) = (Vec::with_capacity(body.len() / 64), Vec::with_capacity(body.len() / 64));
+        let mut first_line = 2;
+        for (piece, r) in pieces.iter().zip(results) {
+            match r {
+                Ok((b, i)) => {
+                    boxes.extend_from_slice(&b);
+                    ids.extend_from_slice(&i);
+                }
+                Err(e) => return Err(e.shift_lines(first_line)),
+            }
+            first_line += piece.matches('\n').count() + usize::from(!piece.ends_with('\n'));
+        }
+        (boxes, ids)
+    };
+    if boxes.len() > broadphase::MAX_BOXES {
+        return Err(CsvError::TooMany { count: boxes.len(), max: broadphase::MAX_BOXES });
+    }
+    check_unique(&ids)?;
+    Ok((boxes, ids))
+}
+
+/// Parses rows; `first` is the line number of the first row (or 0 when not
+/// known yet: the caller then shifts an error's line by the true first line).
+fn parse_rows<'a, const D: usize>(
+    rows: impl Iterator<Item = (usize, &'a str)>,
+    first: usize,
+    columns: &'static [&'static str],
+) -> Result<Rows<D>, CsvError> {
     let mut boxes = Vec::new();
     let mut ids = Vec::new();
     let width = 1 + 2 * D;
-    for (line, raw) in rows {
-        if raw.is_empty() {
+    for (k, text) in rows {
+        // `lines` numbers rows from 1.
+        let line = first + k - 1;
+        if text.is_empty() {
             return Err(CsvError::EmptyLine { line });
         }
-        let text = std::str::from_utf8(raw).map_err(|_| CsvError::Utf8 { line })?;
-        let mut fields = text.split(',');
+        // Fields by a plain byte scan (they are short: memchr does not pay).
+        let bytes = text.as_bytes();
         let mut vals = [0.0f64; 6];
         let mut id = 0i64;
-        let mut found = 0;
-        for (k, f) in fields.by_ref().take(width).enumerate() {
+        let (mut found, mut start) = (0, 0);
+        for end in (0..=bytes.len()).filter(|&k| k == bytes.len() || bytes[k] == b',') {
+            let f = &text[start..end];
+            start = end + 1;
+            if found < width {
+                if f.is_empty() {
+                    return Err(CsvError::EmptyValue { line, column: columns[found] });
+                }
+                if found == 0 {
+                    id = f.parse().map_err(|_| CsvError::BadId { line, text: f.to_string() })?;
+                } else {
+                    vals[found - 1] = number(f, line, columns[found])?;
+                }
+            }
             found += 1;
-            if f.is_empty() {
-                return Err(CsvError::EmptyValue { line, column: columns[k] });
-            }
-            if k == 0 {
-                id = f.parse().map_err(|_| CsvError::BadId { line, text: f.to_string() })?;
-            } else {
-                vals[k - 1] = number(f, line, columns[k])?;
-            }
         }
-        let extra = fields.count();
-        if found != width || extra > 0 {
-            let total = found + extra;
+        if found != width {
             return Err(CsvError::FieldCount {
                 line,
                 expected: width,
-                found: total,
+                found,
                 hint: if text.ends_with(',') { " (trailing comma?)" } else { "" },
             });
         }
@@ -153,10 +245,6 @@ fn parse_rows<'a, const D: usize>(
         boxes.push(b);
         ids.push(id);
     }
-    if boxes.len() > broadphase::MAX_BOXES {
-        return Err(CsvError::TooMany { count: boxes.len(), max: broadphase::MAX_BOXES });
-    }
-    check_unique(&ids)?;
     Ok((boxes, ids))
 }
 
@@ -180,6 +268,10 @@ fn number(f: &str, line: usize, column: &'static str) -> Result<f64, CsvError> {
 /// Ids must be unique; the error names the later line of the first
 /// duplicate found in file order.
 fn check_unique(ids: &[i64]) -> Result<(), CsvError> {
+    // Files usually list ids in increasing order: then they are unique.
+    if ids.windows(2).all(|w| w[0] < w[1]) {
+        return Ok(());
+    }
     let mut order: Vec<u32> = (0..ids.len() as u32).collect();
     order.sort_unstable_by_key(|&i| (ids[i as usize], i));
     let mut worst: Option<(usize, usize)> = None; // (later row, first row)
@@ -215,15 +307,36 @@ mod tests {
     use super::*;
 
     fn err(s: &str) -> String {
-        parse(s.as_bytes()).unwrap_err().to_string()
+        let seq = parse(s.as_bytes(), false).unwrap_err().to_string();
+        assert_eq!(parse(s.as_bytes(), true).unwrap_err().to_string(), seq);
+        seq
+    }
+
+    #[test]
+    fn chunks_report_the_same_line() {
+        // Large enough to be cut into pieces; errors deep in the file keep
+        // their line numbers.
+        let mut text = String::from("id,min_x,min_y,max_x,max_y\n");
+        for i in 0..60_000 {
+            text += &format!("{i},0,0,1,1\n");
+        }
+        let ok = parse(text.as_bytes(), true).unwrap();
+        assert_eq!(ok.len(), 60_000);
+        for bad_row in [0usize, 12_345, 45_678, 59_999] {
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            lines[bad_row + 1] = format!("{bad_row},2,0,1,1");
+            let t = lines.join("\n");
+            let msg = parse(t.as_bytes(), true).unwrap_err().to_string();
+            assert!(msg.starts_with(&format!("line {}: min_x 2", bad_row + 2)), "{msg}");
+        }
     }
 
     #[test]
     fn accepts_crlf_and_missing_newline() {
-        let b = parse(b"id,min_x,min_y,max_x,max_y\r\n1,0,0,1,1\r\n7,-0.5,1e-300,2,3").unwrap();
+        let b = parse(b"id,min_x,min_y,max_x,max_y\r\n1,0,0,1,1\r\n7,-0.5,1e-300,2,3", false).unwrap();
         assert_eq!(b.len(), 2);
         assert_eq!(b.dim(), 2);
-        let b = parse(b"id,min_x,min_y,min_z,max_x,max_y,max_z\n").unwrap();
+        let b = parse(b"id,min_x,min_y,min_z,max_x,max_y,max_z\n", false).unwrap();
         assert_eq!((b.len(), b.dim()), (0, 3));
     }
 

@@ -11,7 +11,7 @@ use crate::{with_threads, PairsArgs};
 pub fn run(a: &PairsArgs) -> Result<(), String> {
     let t0 = Instant::now();
     let input = read_input(&a.file)?;
-    let boxes = csv::parse(&input).map_err(|e| {
+    let boxes = csv::parse(&input, a.threads != 1).map_err(|e| {
         if a.file.as_os_str() == "-" {
             format!("<stdin>: {e}")
         } else {
