@@ -10,6 +10,33 @@ use crate::{Aabb, CrossPair, Pair, Scalar};
 /// Sweep work per parallel piece, in entries.
 const PIECE: usize = 1 << 14;
 
+/// Fills `keys` with the boxes (all, or those listed in `subset`) keyed by
+/// their start on `axis` and sorts them: exact value order, ties in input
+/// order.
+fn sort_keys<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    subset: Option<&[u32]>,
+    axis: usize,
+    parallel: bool,
+    keys: &mut Vec<u64>,
+    scratch: &mut Vec<u64>,
+) {
+    let key = |i: u32| keyed(boxes[i as usize].min()[axis].sort_key(), i);
+    let ids = |k: usize| subset.map_or(k as u32, |s| s[k]);
+    let n = subset.map_or(boxes.len(), <[u32]>::len);
+    keys.clear();
+    #[cfg(feature = "parallel")]
+    if parallel && n >= 1 << 15 {
+        use rayon::prelude::*;
+        keys.par_extend((0..n).into_par_iter().map(|k| key(ids(k))));
+    }
+    if keys.len() != n {
+        keys.extend((0..n).map(|k| key(ids(k))));
+    }
+    sort_keyed(keys, scratch, parallel);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
+}
+
 /// Fills `entries` with the boxes (all, or those listed in `subset`) sorted
 /// by their start on the sweep axis, in exact value order with ties in input
 /// order, followed by a sentinel.
@@ -22,15 +49,7 @@ pub(crate) fn sort_entries<S: Scalar, const D: usize>(
     scratch: &mut Vec<u64>,
     entries: &mut Vec<Entry<S>>,
 ) {
-    let axis = axes.sweep;
-    let key = |i: u32| keyed(boxes[i as usize].min()[axis].sort_key(), i);
-    keys.clear();
-    match subset {
-        None => keys.extend((0..boxes.len() as u32).map(key)),
-        Some(s) => keys.extend(s.iter().map(|&i| key(i))),
-    }
-    sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
+    sort_keys(boxes, subset, axes.sweep, parallel, keys, scratch);
     entries.clear();
     entries.reserve_exact(keys.len() + 1);
     entries.extend(keys.iter().map(|&k| {
@@ -66,18 +85,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
 ) {
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, .. } = ws;
-    keys.clear();
-    let key = |i: u32| keyed(boxes[i as usize].min()[axis].sort_key(), i);
-    #[cfg(feature = "parallel")]
-    if parallel && boxes.len() >= 1 << 15 {
-        use rayon::prelude::*;
-        keys.par_extend((0..boxes.len() as u32).into_par_iter().map(key));
-    }
-    if keys.is_empty() {
-        keys.extend((0..boxes.len() as u32).map(key));
-    }
-    sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
+    sort_keys(boxes, None, axis, parallel, keys, scratch);
     soa.fill_sorted(boxes, keys, &axes, parallel);
     let soa = &*soa;
     let n = soa.len();
