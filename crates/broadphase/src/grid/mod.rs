@@ -1,42 +1,49 @@
 //! Uniform grid (the seeds' "bins"), with every cell kept sorted and swept.
 //!
 //! The grid cuts the *cross* axes (all but the sweep axis) into cells of a
-//! size chosen from the data; along the sweep axis the cells are unbounded
-//! and each is kept sorted, so pairs inside a cell are found by a sweep
-//! rather than by testing all of them. In 3D a cell is a column, in 2D a
-//! strip, in 1D there is one cell and the grid is a sort-and-sweep.
+//! size chosen from the data (twice the 90th percentile of the sampled
+//! extents); along the sweep axis the cells are unbounded and each is kept
+//! sorted, so the pairs inside a cell are found by a sweep rather than by
+//! testing all of them. In 3D a cell is a column, in 2D a strip; in 1D
+//! there is one cell and the grid is a sort-and-sweep.
 //!
-//! **Each box is stored once**, in its *home* cell: the cell holding its min
-//! corner. Boxes that reach beyond the next cell on some cross axis are
-//! *oversized* and handled apart (below); every other box spans at most two
-//! cells per axis. Two boxes overlap only if they share a point, and the
-//! cell of the min corner of their intersection, their *reference cell*, is
-//! the componentwise maximum of their home cells (cell indices are a
-//! monotone function of the coordinate). So each overlapping pair has home
-//! cells at most one apart on every axis, and the grid finds it exactly once
-//! by sweeping every cell with itself and with its *forward* neighbours
-//! (half of the 3^(D-1) - 1 neighbours: the ones after it in cell order).
-//! This is the reference-point rule of seed 003 ("report a pair only in the
-//! cell holding the min corner of the intersection") without storing a box
-//! in several cells: no copies, no duplicate test.
+//! **Each pair is reported once: in its reference cell**, the cell holding
+//! the min corner of the two boxes' intersection (seed 003's rule). A box
+//! is listed in every cell it reaches, with a flag per cross axis saying
+//! whether the cell is its *home* there (the cell of its min corner); the
+//! reference cell of two boxes is, on each axis, the larger of their home
+//! cells, so a cell reports a pair exactly when on each axis at least one of
+//! the two is at home in it. No pair is reported twice and no comparison of
+//! cell indices is needed in the kernel.
 //!
-//! Oversized boxes (the heavy tail of a size distribution, a huge ground box)
-//! are tested against the cells their cross range can reach, with a binary
-//! search on each cell's sorted starts, and against each other by a
-//! sort-and-sweep. Their cost grows with the area they cover, not with n.
+//! **No merging.** The cells' lists must be sorted by start. One global
+//! radix sort of the boxes by start, then one pass in that order that
+//! appends each box to the lists of the cells it reaches, gives every list
+//! sorted at once (see [`build`]). Each box is stored once (in its home
+//! cell's range of an entries array); the lists hold positions.
+//!
+//! **Sweep.** A cell's boxes are gathered into columns and swept by the SIMD
+//! kernel of [`kernel`], the same one sort-and-sweep uses: blocks of boxes
+//! against their successors, branch-free, AVX-512 or AVX2 when the CPU has
+//! them.
+//!
+//! **Large boxes.** Boxes that reach three or more cells on some cross axis
+//! are *oversized*: each is tested against the boxes at home in the cells
+//! it can reach (a binary search on each cell's sorted starts), and the
+//! oversized boxes against each other by a sort-and-sweep. Their cost grows
+//! with the area they cover.
 //!
 //! **Robust to any coordinates.** The cell of a value is
 //! `clamp(floor((x - origin) / size), 0, cells - 1)` in `f64`: every step is
-//! monotone in `x` (rounding included, and infinities from overflow clamp),
-//! which is all the correctness argument needs; there is no integer
+//! monotone in `x` (rounding included; infinities from overflow clamp),
+//! which is all the correctness argument needs. There is no integer
 //! arithmetic that could overflow, and the number of cells is capped.
 //!
-//! Cost: O(n) to place and sort (radix sort on a key made of the home cell
-//! and the quantised start), then O(n + c) to sweep, where c is the number
-//! of pairs within neighbouring cells that overlap on the sweep axis: for n
-//! boxes of similar size about 3.4 candidates per box in 3D at any n. Pick it
-//! for many boxes of similar size; it degrades when sizes vary by orders of
-//! magnitude (many oversized boxes) or the boxes crowd into a few cells.
+//! Cost: O(n) to place and sort, then O(n + c) to sweep, c the candidate
+//! pairs (boxes sharing a cell and overlapping on the sweep axis): for boxes
+//! of similar size a few per box at any n. Pick it for many boxes of similar
+//! size; it degrades when sizes vary by orders of magnitude (many oversized
+//! boxes) or when long boxes make every cell's sweep dense.
 
 mod build;
 pub(crate) mod kernel;

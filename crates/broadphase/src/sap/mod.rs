@@ -8,9 +8,14 @@
 //! - the sweep axis is picked from the data: the axis on which the fewest
 //!   sampled pairs overlap (for similar boxes: the widest spread of centres);
 //! - the keys are radix-sorted (O(n)), see [`crate::sort`];
-//! - the sweep reads a compact, sorted array of entries ending in a sentinel,
-//!   tests the cross axes with four branch-free comparisons and writes pairs
-//!   branch-free into a flat buffer, see [`crate::sweep`].
+//! - the sorted boxes are laid out in columns and swept by the SIMD kernel
+//!   shared with the grid (`grid::kernel`): blocks of boxes against their
+//!   successors, the cross axes tested by four comparisons without branches,
+//!   pairs left-packed into a flat buffer; AVX-512 or AVX2 when the CPU has
+//!   them, with a portable kernel that produces the same output.
+//!
+//! The bipartite form merges the two sorted lists (`crate::sweep`); its
+//! threaded variant cuts the merged order by merge-path search.
 //!
 //! Cost: O(n + c) after the sort, where c is the number of pairs that overlap
 //! on the sweep axis. That is what limits it: in a 3D scene of n similar
