@@ -113,3 +113,55 @@ pub struct ParseAlgorithmError {
     /// The accepted names, comma-separated.
     pub expected: &'static str,
 }
+
+/// Why a persistent broad phase refused a call. A refused call changes
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum ProxyError {
+    /// The id names no live proxy: it was removed (perhaps its slot now holds
+    /// another proxy), or it comes from another broad phase.
+    #[error("proxy {id} is not live here (removed, or from another broad phase)")]
+    Stale {
+        /// The id given.
+        id: crate::ProxyId,
+    },
+    /// A batch names the same proxy twice.
+    #[error("proxy {id} appears twice in one batch")]
+    Repeated {
+        /// The id given twice.
+        id: crate::ProxyId,
+    },
+    /// Slots are `u32` with a flag bit, so a broad phase holds at most this
+    /// many proxies.
+    #[error("too many proxies: at most {max} can live in one broad phase")]
+    TooManyProxies {
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// Why a query shape was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// A coordinate is NaN or infinite.
+    #[error("{what}: axis {axis} is {value}, not a finite number")]
+    NotFinite {
+        /// Which vector.
+        what: &'static str,
+        /// The axis.
+        axis: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A length is negative, NaN or infinite.
+    #[error("{what} is {value}; expected a finite number at least 0")]
+    BadLength {
+        /// Which length.
+        what: &'static str,
+        /// The value.
+        value: f64,
+    },
+    /// A ray's direction is zero.
+    #[error("ray direction is zero")]
+    ZeroDirection,
+}

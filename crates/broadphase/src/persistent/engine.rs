@@ -1,0 +1,518 @@
+//! The engine shared by every persistent algorithm: slots, pending changes,
+//! pair rules, the pair cache, events and queries, over a spatial index that
+//! supplies candidates.
+
+use super::pairs::{PairCache, PairEvent, ProxyPair};
+use super::query::{Ray, RayHit, Region, Sphere};
+use super::store::{State, Store};
+use super::{BroadPhase, Filter, PairPolicy, Proxy};
+use crate::{Aabb, Algorithm, Pair, PairFinder, ProxyError, ProxyId, Scalar, Workspace};
+
+/// What changed in one update, as the index sees it. Boxes in the store are
+/// already the new ones.
+pub struct Frame<S: Scalar, const D: usize> {
+    /// Slots in state `Removing`: drop them from the index.
+    pub removed: Vec<u32>,
+    /// Moved slots with their previous boxes.
+    pub moved: Vec<(u32, Aabb<S, D>)>,
+    /// Slots that arrived (now `Live`).
+    pub inserted: Vec<u32>,
+    /// Slots whose filter changed but whose box did not.
+    pub refiltered: Vec<u32>,
+    /// Whether the index must report candidates for `inserted` (the engine
+    /// found their pairs itself otherwise).
+    pub inserted_candidates: bool,
+}
+
+impl<S: Scalar, const D: usize> Default for Frame<S, D> {
+    fn default() -> Self {
+        Self {
+            removed: Vec::new(),
+            moved: Vec::new(),
+            inserted: Vec::new(),
+            refiltered: Vec::new(),
+            inserted_candidates: true,
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize> Frame<S, D> {
+    fn clear(&mut self) {
+        self.removed.clear();
+        self.moved.clear();
+        self.inserted.clear();
+        self.refiltered.clear();
+    }
+
+    fn changed(&self) -> usize {
+        self.moved.len() + self.inserted.len() + self.refiltered.len()
+    }
+}
+
+pub mod sealed {
+    use super::{Frame, Region, Scalar, Store};
+
+    /// The operations an index offers the engine.
+    pub trait IndexImpl<S: Scalar, const D: usize>: Default {
+        /// The algorithm's name.
+        const NAME: &'static str;
+        /// Whether the engine may answer frames in which most proxies changed
+        /// with a rebuild and a one-shot search (every index but the
+        /// brute-force reference).
+        const ONESHOT: bool;
+
+        /// Brings the index up to date with the frame and appends candidate
+        /// pairs of slots: every pair that may have begun overlapping, which
+        /// involves a moved slot, or an inserted one (when the frame asks),
+        /// or every overlapping pair of a re-filtered slot.
+        fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>);
+
+        /// Rebuilds the index over the live slots from scratch.
+        fn rebuild(&mut self, store: &Store<S, D>);
+
+        /// Calls `f` with every indexed slot whose box may meet `region`,
+        /// until `f` returns `false`.
+        fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool);
+
+        fn validate(&self, store: &Store<S, D>) -> Result<(), String>;
+
+        fn memory(&self) -> usize;
+    }
+}
+
+/// A spatial index that an [`Engine`] runs over: [`BruteIndex`](super::BruteIndex)
+/// or [`SapIndex`](super::SapIndex). Sealed.
+pub trait SpatialIndex<S: Scalar, const D: usize>: sealed::IndexImpl<S, D> {}
+impl<S: Scalar, const D: usize, I: sealed::IndexImpl<S, D>> SpatialIndex<S, D> for I {}
+
+/// Below this many changed proxies the one-shot path is never taken.
+const ONESHOT_MIN: usize = 256;
+
+/// A persistent broad phase: the shared engine over a spatial index `I`.
+/// Use the aliases ([`IncrementalSap`](super::IncrementalSap),
+/// [`BruteForce`](super::BruteForce)) and the [`BroadPhase`] trait.
+pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
+    store: Store<S, D>,
+    cache: PairCache,
+    index: I,
+    policy: PairPolicy,
+    frame: Frame<S, D>,
+    candidates: Vec<(u32, u32)>,
+    partners: Vec<u32>,
+    scratch: OneShot<S, D>,
+}
+
+/// Buffers of the one-shot path.
+struct OneShot<S: Scalar, const D: usize> {
+    ws: Workspace<S>,
+    boxes: Vec<Aabb<S, D>>,
+    others: Vec<Aabb<S, D>>,
+    slots: Vec<u32>,
+    other_slots: Vec<u32>,
+    pairs: Vec<Pair>,
+    cross: Vec<crate::CrossPair>,
+    seen: Vec<u32>,
+}
+
+impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
+    fn default() -> Self {
+        Self {
+            ws: Workspace::new(),
+            boxes: Vec::new(),
+            others: Vec::new(),
+            slots: Vec::new(),
+            other_slots: Vec::new(),
+            pairs: Vec::new(),
+            cross: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Default for Engine<S, D, I> {
+    fn default() -> Self {
+        Self::new(PairPolicy::default())
+    }
+}
+
+impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
+    /// An empty broad phase reporting kinematic pairs as `policy` says.
+    pub fn new(policy: PairPolicy) -> Self {
+        Self {
+            store: Store::default(),
+            cache: PairCache::default(),
+            index: I::default(),
+            policy,
+            frame: Frame::default(),
+            candidates: Vec::new(),
+            partners: Vec::new(),
+            scratch: OneShot::default(),
+        }
+    }
+
+    /// The kinematic pair policy.
+    pub fn policy(&self) -> PairPolicy {
+        self.policy
+    }
+
+    #[inline]
+    fn allowed(&self, x: u32, y: u32) -> bool {
+        let (x, y) = (x as usize, y as usize);
+        self.policy.allows(self.store.kind[x], self.store.kind[y])
+            && self.store.filter[x].accepts(&self.store.filter[y])
+    }
+
+    #[inline]
+    fn pair(&self, x: u32, y: u32) -> ProxyPair {
+        ProxyPair::new(self.store.id(x), self.store.id(y))
+    }
+
+    /// Adds the pair of live slots `x != y` if it is allowed, overlaps and
+    /// is new.
+    #[inline]
+    fn try_begin(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
+        let st = &self.store;
+        if x != y
+            && st.state[x as usize] == State::Live
+            && st.state[y as usize] == State::Live
+            && st.aabb[x as usize].overlaps(&st.aabb[y as usize])
+            && self.allowed(x, y)
+            && !self.cache.contains(x, y)
+        {
+            let p = self.pair(x, y);
+            self.cache.add(p);
+            events.push(PairEvent::Begin(p));
+        }
+    }
+
+    /// Moves the recorded changes into the frame and the store.
+    fn apply_changes(&mut self) {
+        let st = &mut self.store;
+        let fr = &mut self.frame;
+        fr.clear();
+        for c in core::mem::take(&mut st.changes) {
+            let s = c.slot as usize;
+            st.pending[s] = super::pairs::NIL;
+            if st.state[s] != State::Live {
+                continue; // removed since: the removal wins
+            }
+            if let Some(b) = c.aabb {
+                if b != st.aabb[s] {
+                    fr.moved.push((c.slot, st.aabb[s]));
+                    st.aabb[s] = b;
+                }
+            }
+            if let Some(f) = c.filter {
+                if f != st.filter[s] {
+                    st.filter[s] = f;
+                    fr.refiltered.push(c.slot);
+                }
+            }
+        }
+        fr.removed.append(&mut st.removed);
+        for s in core::mem::take(&mut st.inserted) {
+            if st.state[s as usize] == State::Inserting {
+                st.state[s as usize] = State::Live;
+                fr.inserted.push(s);
+            }
+            // Cancelled slots are freed with the removed ones.
+        }
+        self.cache.grow(st.slots());
+    }
+
+    /// Ends the pairs of removed proxies and the pairs of moved or
+    /// re-filtered proxies that no longer overlap or are no longer allowed.
+    fn end_pairs(&mut self, events: &mut Vec<PairEvent>) {
+        let mut partners = core::mem::take(&mut self.partners);
+        for i in 0..self.frame.removed.len() {
+            let s = self.frame.removed[i];
+            partners.clear();
+            self.cache.partners(s, &mut partners);
+            for &t in &partners {
+                let p = self.cache.remove(s, t).expect("listed pair");
+                events.push(PairEvent::End(p));
+            }
+        }
+        let (moved, refiltered) = (self.frame.moved.len(), self.frame.refiltered.len());
+        for i in 0..moved + refiltered {
+            let s = if i < moved { self.frame.moved[i].0 } else { self.frame.refiltered[i - moved] };
+            partners.clear();
+            self.cache.partners(s, &mut partners);
+            for &t in &partners {
+                let st = &self.store;
+                if !(st.aabb[s as usize].overlaps(&st.aabb[t as usize]) && self.allowed(s, t)) {
+                    let p = self.cache.remove(s, t).expect("listed pair");
+                    events.push(PairEvent::End(p));
+                }
+            }
+        }
+        self.partners = partners;
+    }
+
+    /// Whether the frame changed enough proxies for the one-shot search to
+    /// beat the incremental path.
+    fn use_oneshot(&self) -> bool {
+        I::ONESHOT && {
+            let changed = self.frame.changed();
+            changed >= ONESHOT_MIN && changed * 4 >= self.store.len()
+        }
+    }
+
+    /// Every allowed overlapping pair of live proxies, by one search.
+    fn begin_all(&mut self, events: &mut Vec<PairEvent>) {
+        let mut sc = core::mem::take(&mut self.scratch);
+        sc.boxes.clear();
+        sc.slots.clear();
+        for s in 0..self.store.slots() as u32 {
+            if self.store.state[s as usize] == State::Live {
+                sc.boxes.push(self.store.aabb[s as usize]);
+                sc.slots.push(s);
+            }
+        }
+        sc.pairs.clear();
+        PairFinder::new(Algorithm::Auto)
+            .find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs)
+            .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
+        for p in &sc.pairs {
+            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+            self.try_begin(x, y, events);
+        }
+        self.scratch = sc;
+    }
+
+    /// The pairs of the inserted proxies (among themselves and with the
+    /// others) by one complete and one bipartite search.
+    fn begin_inserted(&mut self, events: &mut Vec<PairEvent>) {
+        let mut sc = core::mem::take(&mut self.scratch);
+        sc.seen.clear();
+        sc.seen.resize(self.store.slots(), 0);
+        sc.boxes.clear();
+        sc.slots.clear();
+        for &s in &self.frame.inserted {
+            sc.seen[s as usize] = 1;
+            sc.boxes.push(self.store.aabb[s as usize]);
+            sc.slots.push(s);
+        }
+        sc.others.clear();
+        sc.other_slots.clear();
+        for s in 0..self.store.slots() as u32 {
+            if self.store.state[s as usize] == State::Live && sc.seen[s as usize] == 0 {
+                sc.others.push(self.store.aabb[s as usize]);
+                sc.other_slots.push(s);
+            }
+        }
+        let finder = PairFinder::new(Algorithm::Auto);
+        sc.pairs.clear();
+        finder.find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs).expect("within MAX_BOXES");
+        for p in &sc.pairs {
+            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+            self.try_begin(x, y, events);
+        }
+        sc.cross.clear();
+        finder.find_bipartite_with(&mut sc.ws, &sc.boxes, &sc.others, &mut sc.cross).expect("within MAX_BOXES");
+        for p in &sc.cross {
+            let (x, y) = (sc.slots[p.a as usize], sc.other_slots[p.b as usize]);
+            self.try_begin(x, y, events);
+        }
+        self.scratch = sc;
+    }
+
+    /// Calls `f` with each visible slot the index offers for `region` that
+    /// passes `filter` and `exact`.
+    fn visit(
+        &self,
+        region: &Region<D>,
+        filter: Filter,
+        exact: &mut dyn FnMut(&Aabb<S, D>) -> bool,
+        f: &mut dyn FnMut(ProxyId) -> bool,
+    ) {
+        let st = &self.store;
+        self.index.query(st, region, &mut |s| {
+            let i = s as usize;
+            if st.state[i] == State::Live && st.filter[i].accepts(&filter) && exact(&st.aabb[i]) {
+                f(st.id(s))
+            } else {
+                true
+            }
+        });
+    }
+}
+
+impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engine<S, D, I> {
+    fn name(&self) -> &'static str {
+        I::NAME
+    }
+
+    fn insert(&mut self, proxy: Proxy<S, D>) -> Result<ProxyId, ProxyError> {
+        self.store.check_room(1)?;
+        Ok(self.store.insert(&proxy))
+    }
+
+    fn insert_batch(&mut self, proxies: &[Proxy<S, D>], ids: &mut Vec<ProxyId>) -> Result<(), ProxyError> {
+        self.store.check_room(proxies.len())?;
+        ids.reserve(proxies.len());
+        ids.extend(proxies.iter().map(|p| self.store.insert(p)));
+        Ok(())
+    }
+
+    fn remove(&mut self, id: ProxyId) -> Result<(), ProxyError> {
+        let s = self.store.slot(id)?;
+        self.store.remove(s);
+        Ok(())
+    }
+
+    fn remove_batch(&mut self, ids: &[ProxyId]) -> Result<(), ProxyError> {
+        let mut slots = Vec::with_capacity(ids.len());
+        for &id in ids {
+            slots.push((self.store.slot(id)?, id));
+        }
+        slots.sort_unstable();
+        if let Some(w) = slots.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(ProxyError::Repeated { id: w[1].1 });
+        }
+        for &id in ids {
+            self.store.remove(id.index());
+        }
+        Ok(())
+    }
+
+    fn set_aabb(&mut self, id: ProxyId, aabb: Aabb<S, D>) -> Result<(), ProxyError> {
+        let s = self.store.slot(id)?;
+        self.store.set_aabb(s, aabb);
+        Ok(())
+    }
+
+    fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) -> Result<(), ProxyError> {
+        // Check everything before changing anything. A proxy moved twice
+        // takes its last box, as two calls would.
+        for &(id, _) in moves {
+            self.store.slot(id)?;
+        }
+        for &(id, b) in moves {
+            self.store.set_aabb(id.index(), b);
+        }
+        Ok(())
+    }
+
+    fn set_filter(&mut self, id: ProxyId, filter: Filter) -> Result<(), ProxyError> {
+        let s = self.store.slot(id)?;
+        self.store.set_filter(s, filter);
+        Ok(())
+    }
+
+    fn update(&mut self, events: &mut Vec<PairEvent>) {
+        let start = events.len();
+        if self.store.changes.is_empty()
+            && self.store.inserted.is_empty()
+            && self.store.removed.is_empty()
+            && self.store.cancelled.is_empty()
+        {
+            return;
+        }
+        self.apply_changes();
+        self.end_pairs(events);
+        let mut cand = core::mem::take(&mut self.candidates);
+        cand.clear();
+        if self.use_oneshot() {
+            self.index.rebuild(&self.store);
+            self.begin_all(events);
+        } else {
+            let inserted_by_oneshot = I::ONESHOT
+                && self.frame.inserted.len() >= ONESHOT_MIN
+                && self.frame.inserted.len() * 64 >= self.store.len();
+            self.frame.inserted_candidates = !inserted_by_oneshot;
+            self.index.update(&self.store, &self.frame, &mut cand);
+            for &(x, y) in &cand {
+                self.try_begin(x, y, events);
+            }
+            if inserted_by_oneshot {
+                self.begin_inserted(events);
+            }
+        }
+        self.candidates = cand;
+        for i in 0..self.frame.removed.len() {
+            self.store.free(self.frame.removed[i]);
+        }
+        for s in core::mem::take(&mut self.store.cancelled) {
+            self.store.free(s);
+        }
+        events[start..].sort_unstable();
+    }
+
+    fn pairs(&self) -> &[ProxyPair] {
+        self.cache.pairs()
+    }
+
+    fn aabb(&self, id: ProxyId) -> Result<Aabb<S, D>, ProxyError> {
+        let s = self.store.slot(id)?;
+        Ok(self.store.latest_aabb(s))
+    }
+
+    fn user_data(&self, id: ProxyId) -> Result<u64, ProxyError> {
+        let s = self.store.slot(id)?;
+        Ok(self.store.user[s as usize])
+    }
+
+    fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    fn query_aabb(&self, region: &Aabb<S, D>, filter: Filter, f: &mut dyn FnMut(ProxyId) -> bool) {
+        self.visit(&Region::of(region), filter, &mut |b| b.overlaps(region), f);
+    }
+
+    fn query_point(&self, point: [S; D], filter: Filter, f: &mut dyn FnMut(ProxyId) -> bool) {
+        let r = Region { min: point.map(S::to_f64), max: point.map(S::to_f64) };
+        self.visit(&r, filter, &mut |b| b.contains_point(&point), f);
+    }
+
+    fn query_sphere(&self, sphere: &Sphere<S, D>, filter: Filter, f: &mut dyn FnMut(ProxyId) -> bool) {
+        self.visit(&sphere.region(), filter, &mut |b| sphere.overlaps(b), f);
+    }
+
+    fn cast_ray(&self, ray: &Ray<S, D>, filter: Filter, f: &mut dyn FnMut(RayHit) -> f64) {
+        let st = &self.store;
+        let mut max = ray.max_fraction;
+        self.index.query(st, &ray.region(max), &mut |s| {
+            let i = s as usize;
+            if st.state[i] != State::Live || !st.filter[i].accepts(&filter) {
+                return true;
+            }
+            let Some(t) = ray.hit(&st.aabb[i], max) else { return true };
+            let r = f(RayHit { id: st.id(s), fraction: t });
+            if r == 0.0 {
+                return false;
+            }
+            if r > 0.0 {
+                max = max.min(r);
+            }
+            true
+        });
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        self.store.validate()?;
+        self.cache.validate()?;
+        let st = &self.store;
+        for p in self.cache.pairs() {
+            let (x, y) = (p.a().index(), p.b().index());
+            for id in [p.a(), p.b()] {
+                let s = id.index();
+                if !st.indexed(s) || st.generation[s as usize] != id.generation() {
+                    return Err(format!("pair {p:?}: {id} is not an indexed proxy"));
+                }
+            }
+            if !st.aabb[x as usize].overlaps(&st.aabb[y as usize]) {
+                return Err(format!("pair {p:?}: the boxes do not overlap"));
+            }
+            if !self.allowed(x, y) {
+                return Err(format!("pair {p:?}: kinds or filters reject it"));
+            }
+        }
+        self.index.validate(st)
+    }
+
+    fn memory(&self) -> usize {
+        self.store.memory() + self.cache.memory() + self.index.memory()
+    }
+}

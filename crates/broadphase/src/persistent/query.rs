@@ -1,0 +1,200 @@
+//! Query shapes and their exact tests against boxes.
+//!
+//! Indexes answer queries with *candidates* for a [`Region`] (an `f64` box,
+//! possibly unbounded); the engine then runs the exact test of the shape
+//! against each candidate's box. Every test is computed in `f64`, which holds
+//! both scalar types exactly.
+
+use crate::error::ShapeError;
+use crate::{Aabb, ProxyId, Scalar};
+
+/// A box in `f64`, possibly with infinite bounds: what an index is asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Region<const D: usize> {
+    pub min: [f64; D],
+    pub max: [f64; D],
+}
+
+impl<const D: usize> Region<D> {
+    pub fn of<S: Scalar>(b: &Aabb<S, D>) -> Self {
+        Self { min: b.min().map(S::to_f64), max: b.max().map(S::to_f64) }
+    }
+
+    /// Whether the (closed) region meets the box.
+    #[inline]
+    pub fn overlaps<S: Scalar>(&self, b: &Aabb<S, D>) -> bool {
+        (0..D).all(|k| self.min[k] <= b.max()[k].to_f64() && b.min()[k].to_f64() <= self.max[k])
+    }
+
+    /// Grows the region by a relative margin so that rounding in the exact
+    /// tests can never put a hit outside it.
+    fn widened(mut self) -> Self {
+        for k in 0..D {
+            let pad = |v: f64| v.abs() * 1e-9 + f64::MIN_POSITIVE;
+            self.min[k] -= pad(self.min[k]);
+            self.max[k] += pad(self.max[k]);
+        }
+        self
+    }
+}
+
+/// A ray (or segment): the points `origin + t·direction` for `t` in
+/// `[0, max_fraction]`. `max_fraction` may be `+∞`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray<S: Scalar, const D: usize> {
+    origin: [S; D],
+    direction: [S; D],
+    /// The largest `t` considered.
+    pub max_fraction: f64,
+}
+
+/// Where a ray met a proxy's box: the smallest `t` at which the ray is in the
+/// box (0 when it starts inside).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    /// The proxy.
+    pub id: ProxyId,
+    /// The fraction along the ray's direction at which it enters the box.
+    pub fraction: f64,
+}
+
+fn finite<S: Scalar, const D: usize>(v: &[S; D], what: &'static str) -> Result<(), ShapeError> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(axis) => Err(ShapeError::NotFinite { what, axis, value: v[axis].to_f64() }),
+        None => Ok(()),
+    }
+}
+
+impl<S: Scalar, const D: usize> Ray<S, D> {
+    /// A ray, rejecting non-finite coordinates, a zero direction and a
+    /// negative or NaN `max_fraction` (`+∞` is allowed).
+    ///
+    /// ```
+    /// use broadphase::Ray;
+    /// let r = Ray::new([0.0f32, 0.0], [1.0, 0.0], 10.0).unwrap();
+    /// assert_eq!(r.max_fraction, 10.0);
+    /// assert!(Ray::new([0.0f32, 0.0], [0.0, 0.0], 1.0).is_err());
+    /// ```
+    pub fn new(origin: [S; D], direction: [S; D], max_fraction: f64) -> Result<Self, ShapeError> {
+        finite(&origin, "ray origin")?;
+        finite(&direction, "ray direction")?;
+        if direction.iter().all(|d| d.to_f64() == 0.0) {
+            return Err(ShapeError::ZeroDirection);
+        }
+        if max_fraction.is_nan() || max_fraction < 0.0 {
+            return Err(ShapeError::BadLength { what: "ray max fraction", value: max_fraction });
+        }
+        Ok(Self { origin, direction, max_fraction })
+    }
+
+    /// The origin.
+    pub fn origin(&self) -> &[S; D] {
+        &self.origin
+    }
+
+    /// The direction.
+    pub fn direction(&self) -> &[S; D] {
+        &self.direction
+    }
+
+    /// The entry fraction into `b` if the ray meets it within `[0, max]`
+    /// (slab test in `f64`).
+    pub(crate) fn hit(&self, b: &Aabb<S, D>, max: f64) -> Option<f64> {
+        let (mut t0, mut t1) = (0.0f64, max);
+        for k in 0..D {
+            let o = self.origin[k].to_f64();
+            let d = self.direction[k].to_f64();
+            let (lo, hi) = (b.min()[k].to_f64(), b.max()[k].to_f64());
+            if d == 0.0 {
+                if o < lo || o > hi {
+                    return None;
+                }
+            } else {
+                let (mut ta, mut tb) = ((lo - o) / d, (hi - o) / d);
+                if ta > tb {
+                    core::mem::swap(&mut ta, &mut tb);
+                }
+                t0 = t0.max(ta);
+                t1 = t1.min(tb);
+                if t0 > t1 {
+                    return None;
+                }
+            }
+        }
+        Some(t0)
+    }
+
+    /// The region the ray sweeps up to `max`, widened for rounding.
+    pub(crate) fn region(&self, max: f64) -> Region<D> {
+        let mut r = Region { min: [0.0; D], max: [0.0; D] };
+        for k in 0..D {
+            let o = self.origin[k].to_f64();
+            let d = self.direction[k].to_f64();
+            let end = if d == 0.0 { o } else { o + d * max };
+            r.min[k] = o.min(end);
+            r.max[k] = o.max(end);
+        }
+        r.widened()
+    }
+}
+
+/// A closed ball, for [`BroadPhase::query_sphere`](crate::BroadPhase::query_sphere).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sphere<S: Scalar, const D: usize> {
+    center: [S; D],
+    radius: S,
+}
+
+impl<S: Scalar, const D: usize> Sphere<S, D> {
+    /// A ball, rejecting non-finite centres and negative, NaN or infinite
+    /// radii (a zero radius is a point).
+    pub fn new(center: [S; D], radius: S) -> Result<Self, ShapeError> {
+        finite(&center, "sphere centre")?;
+        let r = radius.to_f64();
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(ShapeError::BadLength { what: "sphere radius", value: r });
+        }
+        Ok(Self { center, radius })
+    }
+
+    /// Whether the ball meets the box: the squared distance from the centre
+    /// to the box is at most the squared radius.
+    pub(crate) fn overlaps(&self, b: &Aabb<S, D>) -> bool {
+        let mut gaps = [0.0f64; D];
+        for (k, g) in gaps.iter_mut().enumerate() {
+            let c = self.center[k].to_f64();
+            *g = (b.min()[k].to_f64() - c).max(c - b.max()[k].to_f64()).max(0.0);
+        }
+        within(gaps, self.radius.to_f64())
+    }
+
+    pub(crate) fn region(&self) -> Region<D> {
+        let r = self.radius.to_f64();
+        let c = self.center.map(S::to_f64);
+        Region { min: c.map(|v| v - r), max: c.map(|v| v + r) }.widened()
+    }
+}
+
+/// Whether the vector of (non-negative) `gaps` has length at most `r`, with
+/// the squares computed after an exact power-of-two rescaling, so that gaps
+/// near `1e-300` do not underflow to a false hit nor gaps near `1e300`
+/// overflow to a false miss.
+pub(crate) fn within<const D: usize>(mut gaps: [f64; D], mut r: f64) -> bool {
+    let m = gaps.iter().fold(r, |m, &g| m.max(g));
+    if m == 0.0 {
+        return true;
+    }
+    if !m.is_finite() {
+        return false; // a gap overflowed: far beyond any finite radius
+    }
+    let scale = if m < 1e-150 {
+        2f64.powi(600)
+    } else if m > 1e150 {
+        2f64.powi(-600)
+    } else {
+        1.0
+    };
+    r *= scale;
+    gaps.iter_mut().for_each(|g| *g *= scale);
+    gaps.iter().map(|g| g * g).sum::<f64>() <= r * r
+}

@@ -1,0 +1,261 @@
+//! Proxy slots: boxes, kinds, filters, user data and generations in parallel
+//! arrays, a LIFO free list, and the changes recorded since the last update.
+
+use super::pairs::NIL;
+use super::{BodyKind, Filter, Proxy};
+use crate::{Aabb, ProxyError, ProxyId, Scalar};
+
+/// The most proxies one broad phase holds: slots are `u32` and the sorted
+/// endpoints of sweep-and-prune keep a flag in the low bit.
+pub const MAX_PROXIES: usize = (1 << 31) - 1;
+
+/// The life of a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// On the free list.
+    Free,
+    /// Inserted since the last update: not yet indexed, paired or queried.
+    Inserting,
+    /// Indexed and paired.
+    Live,
+    /// Removed since the last update: still indexed and paired (its pairs end
+    /// at the update), no longer queried, its id already stale.
+    Removing,
+    /// Inserted and removed again before an update: never indexed.
+    Cancelled,
+}
+
+/// A pending change of a live proxy.
+#[derive(Clone, Copy, Debug)]
+pub struct Change<S: Scalar, const D: usize> {
+    pub slot: u32,
+    pub aabb: Option<Aabb<S, D>>,
+    pub filter: Option<Filter>,
+}
+
+/// The slots. `aabb` and `filter` hold the *applied* values (those of the
+/// last update) for live proxies, and the given ones for proxies still
+/// inserting; pending changes of live proxies wait in `changes`.
+pub struct Store<S: Scalar, const D: usize> {
+    pub aabb: Vec<Aabb<S, D>>,
+    pub filter: Vec<Filter>,
+    pub kind: Vec<BodyKind>,
+    pub state: Vec<State>,
+    pub generation: Vec<u32>,
+    pub user: Vec<u64>,
+    /// Position in `changes`, or `NIL`.
+    pub pending: Vec<u32>,
+    pub changes: Vec<Change<S, D>>,
+    /// Slots inserted (maybe cancelled since) since the last update.
+    pub inserted: Vec<u32>,
+    /// Slots removed since the last update (state `Removing`).
+    pub removed: Vec<u32>,
+    /// Slots inserted and removed since the last update.
+    pub cancelled: Vec<u32>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl<S: Scalar, const D: usize> Default for Store<S, D> {
+    fn default() -> Self {
+        Self {
+            aabb: Vec::new(),
+            filter: Vec::new(),
+            kind: Vec::new(),
+            state: Vec::new(),
+            generation: Vec::new(),
+            user: Vec::new(),
+            pending: Vec::new(),
+            changes: Vec::new(),
+            inserted: Vec::new(),
+            removed: Vec::new(),
+            cancelled: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize> Store<S, D> {
+    /// Live proxies, counting those inserted since the last update.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn slots(&self) -> usize {
+        self.state.len()
+    }
+
+    /// Whether a slot is in the index (live, or removed since the update).
+    #[inline]
+    pub fn indexed(&self, s: u32) -> bool {
+        matches!(self.state[s as usize], State::Live | State::Removing)
+    }
+
+    #[inline]
+    pub fn id(&self, s: u32) -> ProxyId {
+        ProxyId::new(s, self.generation[s as usize])
+    }
+
+    /// The slot of a live id.
+    pub fn slot(&self, id: ProxyId) -> Result<u32, ProxyError> {
+        let s = id.index() as usize;
+        if s < self.state.len()
+            && self.generation[s] == id.generation()
+            && matches!(self.state[s], State::Inserting | State::Live)
+        {
+            Ok(id.index())
+        } else {
+            Err(ProxyError::Stale { id })
+        }
+    }
+
+    pub fn check_room(&self, more: usize) -> Result<(), ProxyError> {
+        if self.live + more > MAX_PROXIES {
+            Err(ProxyError::TooManyProxies { max: MAX_PROXIES })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Takes a slot for a new proxy (room checked by the caller).
+    pub fn insert(&mut self, p: &Proxy<S, D>) -> ProxyId {
+        let s = match self.free.pop() {
+            Some(s) => {
+                let i = s as usize;
+                self.aabb[i] = p.aabb;
+                self.filter[i] = p.filter;
+                self.kind[i] = p.kind;
+                self.state[i] = State::Inserting;
+                self.user[i] = p.user;
+                s
+            }
+            None => {
+                let s = self.state.len() as u32;
+                self.aabb.push(p.aabb);
+                self.filter.push(p.filter);
+                self.kind.push(p.kind);
+                self.state.push(State::Inserting);
+                self.generation.push(0);
+                self.user.push(p.user);
+                self.pending.push(NIL);
+                s
+            }
+        };
+        self.inserted.push(s);
+        self.live += 1;
+        self.id(s)
+    }
+
+    /// The pending change record of a live slot, created on first use.
+    fn change(&mut self, s: u32) -> &mut Change<S, D> {
+        let i = s as usize;
+        if self.pending[i] == NIL {
+            self.pending[i] = self.changes.len() as u32;
+            self.changes.push(Change { slot: s, aabb: None, filter: None });
+        }
+        &mut self.changes[self.pending[i] as usize]
+    }
+
+    /// Removes a proxy whose slot was checked.
+    pub fn remove(&mut self, s: u32) {
+        let i = s as usize;
+        match self.state[i] {
+            State::Inserting => {
+                self.state[i] = State::Cancelled;
+                self.cancelled.push(s);
+            }
+            State::Live => {
+                self.state[i] = State::Removing;
+                self.removed.push(s);
+            }
+            other => unreachable!("remove of a checked slot in state {other:?}"),
+        }
+        self.live -= 1;
+    }
+
+    pub fn set_aabb(&mut self, s: u32, aabb: Aabb<S, D>) {
+        if self.state[s as usize] == State::Inserting {
+            self.aabb[s as usize] = aabb;
+        } else {
+            self.change(s).aabb = Some(aabb);
+        }
+    }
+
+    pub fn set_filter(&mut self, s: u32, filter: Filter) {
+        if self.state[s as usize] == State::Inserting {
+            self.filter[s as usize] = filter;
+        } else {
+            self.change(s).filter = Some(filter);
+        }
+    }
+
+    /// The latest box given to a live slot.
+    pub fn latest_aabb(&self, s: u32) -> Aabb<S, D> {
+        let p = self.pending[s as usize];
+        match (p != NIL).then(|| self.changes[p as usize].aabb).flatten() {
+            Some(b) => b,
+            None => self.aabb[s as usize],
+        }
+    }
+
+    /// Returns a slot to the free list with a new generation.
+    pub fn free(&mut self, s: u32) {
+        let i = s as usize;
+        self.state[i] = State::Free;
+        self.generation[i] = self.generation[i].wrapping_add(1);
+        self.free.push(s);
+    }
+
+    pub fn memory(&self) -> usize {
+        use core::mem::size_of;
+        self.aabb.capacity() * size_of::<Aabb<S, D>>()
+            + self.filter.capacity() * size_of::<Filter>()
+            + self.kind.capacity() * size_of::<BodyKind>()
+            + self.state.capacity() * size_of::<State>()
+            + self.generation.capacity() * 4
+            + self.user.capacity() * 8
+            + self.pending.capacity() * 4
+            + self.changes.capacity() * size_of::<Change<S, D>>()
+            + (self.inserted.capacity() + self.removed.capacity() + self.cancelled.capacity() + self.free.capacity())
+                * 4
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.state.len();
+        for (name, len) in [
+            ("aabb", self.aabb.len()),
+            ("filter", self.filter.len()),
+            ("kind", self.kind.len()),
+            ("generation", self.generation.len()),
+            ("user", self.user.len()),
+            ("pending", self.pending.len()),
+        ] {
+            if len != n {
+                return Err(format!("store: {name} has {len} slots, state has {n}"));
+            }
+        }
+        let live = self.state.iter().filter(|s| matches!(s, State::Inserting | State::Live)).count();
+        if live != self.live {
+            return Err(format!("store: {live} live slots, counted {}", self.live));
+        }
+        for &s in &self.free {
+            if self.state[s as usize] != State::Free {
+                return Err(format!("store: slot {s} is on the free list in state {:?}", self.state[s as usize]));
+            }
+        }
+        if self.free.len() != self.state.iter().filter(|&&s| s == State::Free).count() {
+            return Err("store: free slots missing from the free list".into());
+        }
+        for (c, ch) in self.changes.iter().enumerate() {
+            if self.pending[ch.slot as usize] != c as u32 {
+                return Err(format!("store: change {c} of slot {} is not its pending record", ch.slot));
+            }
+        }
+        let pending = self.pending.iter().filter(|&&p| p != NIL).count();
+        if pending != self.changes.len() {
+            return Err(format!("store: {pending} pending marks, {} changes", self.changes.len()));
+        }
+        Ok(())
+    }
+}

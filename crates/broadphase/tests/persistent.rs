@@ -1,0 +1,728 @@
+//! Model-based tests of the persistent broad phases: random operation
+//! sequences applied to each algorithm and to a plain model; after every
+//! update the pair set must equal brute force over the model, and the events
+//! must be exactly the difference with the previous set, in the documented
+//! order. Every mutation is followed by `validate()`; rejected calls must
+//! leave everything as it was; queries are checked against the model.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use broadphase::persistent::{BruteForce, IncrementalSap};
+use broadphase::{
+    Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyError, ProxyId, Ray, Scalar, Sphere,
+};
+use proptest::prelude::*;
+
+type Pairs = BTreeSet<(ProxyId, ProxyId)>;
+
+/// The reference: what is live, and the pairs brute force finds.
+struct Model<S: Scalar, const D: usize> {
+    live: BTreeMap<ProxyId, Proxy<S, D>>,
+    dead: Vec<ProxyId>,
+    policy: PairPolicy,
+}
+
+impl<S: Scalar, const D: usize> Model<S, D> {
+    fn pairs(&self) -> Pairs {
+        let v: Vec<_> = self.live.iter().collect();
+        let mut out = Pairs::new();
+        for (i, (ia, a)) in v.iter().enumerate() {
+            for (ib, b) in &v[i + 1..] {
+                if a.aabb.overlaps(&b.aabb) && self.policy.allows(a.kind, b.kind) && a.filter.accepts(&b.filter) {
+                    out.insert((**ia, **ib));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One broad phase under test with its model.
+struct Checker<S: Scalar, const D: usize> {
+    bp: Box<dyn BroadPhase<S, D>>,
+    model: Model<S, D>,
+    prev: Pairs,
+    events: Vec<PairEvent>,
+    updates: usize,
+}
+
+fn fnv(h: &mut u64, x: u64) {
+    for b in x.to_le_bytes() {
+        *h = (*h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+}
+
+impl<S: Scalar, const D: usize> Checker<S, D> {
+    fn new(bp: Box<dyn BroadPhase<S, D>>, policy: PairPolicy) -> Self {
+        Self {
+            bp,
+            model: Model { live: BTreeMap::new(), dead: Vec::new(), policy },
+            prev: Pairs::new(),
+            events: Vec::new(),
+            updates: 0,
+        }
+    }
+
+    fn validate(&self, what: &str) {
+        if let Err(e) = self.bp.validate() {
+            panic!("{}: invalid after {what}: {e}", self.bp.name());
+        }
+        assert_eq!(self.bp.len(), self.model.live.len(), "{}: len after {what}", self.bp.name());
+    }
+
+    fn ids(&self) -> Vec<ProxyId> {
+        self.model.live.keys().copied().collect()
+    }
+
+    fn insert(&mut self, p: Proxy<S, D>) -> ProxyId {
+        let id = self.bp.insert(p).unwrap();
+        assert!(self.model.live.insert(id, p).is_none(), "{}: id {id} reused while live", self.bp.name());
+        self.validate("insert");
+        id
+    }
+
+    fn insert_batch(&mut self, ps: &[Proxy<S, D>]) {
+        let mut ids = Vec::new();
+        self.bp.insert_batch(ps, &mut ids).unwrap();
+        assert_eq!(ids.len(), ps.len());
+        for (id, p) in ids.into_iter().zip(ps) {
+            assert!(self.model.live.insert(id, *p).is_none());
+        }
+        self.validate("insert_batch");
+    }
+
+    fn set_aabb(&mut self, id: ProxyId, b: Aabb<S, D>) {
+        self.bp.set_aabb(id, b).unwrap();
+        self.model.live.get_mut(&id).unwrap().aabb = b;
+        assert_eq!(self.bp.aabb(id).unwrap(), b);
+        self.validate("set_aabb");
+    }
+
+    fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) {
+        self.bp.set_aabb_batch(moves).unwrap();
+        for (id, b) in moves {
+            self.model.live.get_mut(id).unwrap().aabb = *b;
+        }
+        self.validate("set_aabb_batch");
+    }
+
+    fn set_filter(&mut self, id: ProxyId, f: Filter) {
+        self.bp.set_filter(id, f).unwrap();
+        self.model.live.get_mut(&id).unwrap().filter = f;
+        self.validate("set_filter");
+    }
+
+    fn remove(&mut self, id: ProxyId) {
+        self.bp.remove(id).unwrap();
+        self.model.live.remove(&id).unwrap();
+        self.model.dead.push(id);
+        self.validate("remove");
+    }
+
+    fn remove_batch(&mut self, ids: &[ProxyId]) {
+        let distinct: BTreeSet<_> = ids.iter().collect();
+        let r = self.bp.remove_batch(ids);
+        if distinct.len() < ids.len() {
+            assert!(matches!(r, Err(ProxyError::Repeated { .. })), "{}: repeated ids accepted", self.bp.name());
+            self.validate("rejected remove_batch");
+            return;
+        }
+        r.unwrap();
+        for id in ids {
+            self.model.live.remove(id).unwrap();
+            self.model.dead.push(*id);
+        }
+        self.validate("remove_batch");
+    }
+
+    /// Calls with removed ids fail with `Stale` and change nothing.
+    fn stale(&mut self, which: usize, b: Aabb<S, D>) {
+        if self.model.dead.is_empty() {
+            return;
+        }
+        let id = self.model.dead[which % self.model.dead.len()];
+        let name = self.bp.name();
+        assert_eq!(self.bp.remove(id), Err(ProxyError::Stale { id }), "{name}: double remove");
+        assert_eq!(self.bp.set_aabb(id, b), Err(ProxyError::Stale { id }), "{name}");
+        assert_eq!(self.bp.set_filter(id, Filter::ALL), Err(ProxyError::Stale { id }), "{name}");
+        assert!(self.bp.aabb(id).is_err() && self.bp.user_data(id).is_err());
+        // A batch with one stale id is refused whole.
+        if let Some(&live) = self.model.live.keys().next() {
+            assert!(self.bp.remove_batch(&[live, id]).is_err());
+            assert!(self.bp.set_aabb_batch(&[(live, b), (id, b)]).is_err());
+            assert_eq!(self.bp.aabb(live).unwrap(), self.model.live[&live].aabb, "{name}: refused batch moved a proxy");
+        }
+        self.validate("refused calls");
+    }
+
+    /// Applies the frame and checks pairs and events against the model.
+    fn update(&mut self) {
+        self.events.clear();
+        self.bp.update(&mut self.events);
+        self.validate("update");
+        let name = self.bp.name();
+        let now = self.model.pairs();
+        let got: Pairs = self.bp.pairs().iter().map(|p| (p.a(), p.b())).collect();
+        assert_eq!(got.len(), self.bp.pairs().len(), "{name}: a pair listed twice");
+        assert_eq!(got, now, "{name}: pair set differs from brute force after update {}", self.updates);
+        let ends = self.prev.difference(&now).map(|&(a, b)| (0, a, b));
+        let begins = now.difference(&self.prev).map(|&(a, b)| (1, a, b));
+        let want: Vec<_> = ends.chain(begins).collect();
+        let have: Vec<_> = self
+            .events
+            .iter()
+            .map(|e| match e {
+                PairEvent::End(p) => (0, p.a(), p.b()),
+                PairEvent::Begin(p) => (1, p.a(), p.b()),
+            })
+            .collect();
+        assert_eq!(have, want, "{name}: events of update {}", self.updates);
+        self.prev = now;
+        self.updates += 1;
+    }
+
+    /// Queries right after an update, against the model.
+    fn queries(&self, region: Aabb<S, D>, filter: Filter, ray: Option<Ray<S, D>>) {
+        let name = self.bp.name();
+        let accepted = |p: &Proxy<S, D>| p.filter.accepts(&filter);
+        let mut got = Vec::new();
+        self.bp.query_aabb(&region, filter, &mut |id| {
+            got.push(id);
+            true
+        });
+        got.sort();
+        let want: Vec<_> = self
+            .model
+            .live
+            .iter()
+            .filter(|(_, p)| accepted(p) && p.aabb.overlaps(&region))
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(got, want, "{name}: query_aabb");
+        // Early stop: exactly one call when `f` returns false at once.
+        let mut calls = 0;
+        self.bp.query_aabb(&region, filter, &mut |_| {
+            calls += 1;
+            false
+        });
+        assert_eq!(calls, want.len().min(1), "{name}: query_aabb did not stop");
+
+        let point = *region.min();
+        got.clear();
+        self.bp.query_point(point, filter, &mut |id| {
+            got.push(id);
+            true
+        });
+        got.sort();
+        let want: Vec<_> = self
+            .model
+            .live
+            .iter()
+            .filter(|(_, p)| accepted(p) && p.aabb.contains_point(&point))
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(got, want, "{name}: query_point");
+
+        let r = region.extent(0).min(4.0);
+        let sphere = Sphere::new(point, S::from_f64(r)).unwrap();
+        got.clear();
+        self.bp.query_sphere(&sphere, filter, &mut |id| {
+            got.push(id);
+            true
+        });
+        got.sort();
+        // Squared distance from the point to the box after scaling by a
+        // power of two (so tiny and huge coordinates neither underflow nor
+        // overflow), against the squared radius.
+        let rr = S::from_f64(r).to_f64();
+        let hits = |b: &Aabb<S, D>| {
+            let gaps: Vec<f64> = (0..D)
+                .map(|k| {
+                    let c = point[k].to_f64();
+                    if c < b.min()[k].to_f64() {
+                        b.min()[k].to_f64() - c
+                    } else if c > b.max()[k].to_f64() {
+                        c - b.max()[k].to_f64()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let m = gaps.iter().fold(rr, |m, &g| m.max(g));
+            if m == 0.0 {
+                return true;
+            }
+            let e = 2f64.powi(-(m.log2().floor() as i32).clamp(-1000, 1000));
+            let s2: f64 = gaps.iter().map(|g| (g * e) * (g * e)).sum();
+            s2 <= (rr * e) * (rr * e)
+        };
+        let want: Vec<_> =
+            self.model.live.iter().filter(|(_, p)| accepted(p) && hits(&p.aabb)).map(|(id, _)| *id).collect();
+        assert_eq!(got, want, "{name}: query_sphere {sphere:?}");
+
+        if let Some(ray) = ray {
+            let mut all = Vec::new();
+            self.bp.cast_ray_all(&ray, filter, &mut all);
+            let ids: Vec<_> = all.iter().map(|h| h.id).collect::<BTreeSet<_>>().into_iter().collect();
+            let want: Vec<_> = self
+                .model
+                .live
+                .iter()
+                .filter(|(_, p)| accepted(p) && slab(&ray, &p.aabb).is_some())
+                .map(|(id, _)| *id)
+                .collect();
+            assert_eq!(ids, want, "{name}: cast_ray_all");
+            for h in &all {
+                assert_eq!(Some(h.fraction), slab(&ray, &self.model.live[&h.id].aabb), "{name}: fraction");
+            }
+            assert!(all.windows(2).all(|w| w[0].fraction <= w[1].fraction), "{name}: all hits not sorted");
+            let closest = self.bp.cast_ray_closest(&ray, filter);
+            assert_eq!(closest.map(|h| (h.fraction, h.id)), all.first().map(|h| (h.fraction, h.id)), "{name}: closest");
+            assert_eq!(self.bp.cast_ray_any(&ray, filter), !all.is_empty(), "{name}: any");
+        }
+    }
+}
+
+/// The ray's entry fraction into `b`, computed independently: clip
+/// `[0, max]` against each slab.
+fn slab<S: Scalar, const D: usize>(ray: &Ray<S, D>, b: &Aabb<S, D>) -> Option<f64> {
+    let mut lo = 0.0f64;
+    let mut hi = ray.max_fraction;
+    for k in 0..D {
+        let o = ray.origin()[k].to_f64();
+        let d = ray.direction()[k].to_f64();
+        let (a, c) = (b.min()[k].to_f64(), b.max()[k].to_f64());
+        if d == 0.0 {
+            if !(a <= o && o <= c) {
+                return None;
+            }
+            continue;
+        }
+        let t1 = (a - o) / d;
+        let t2 = (c - o) / d;
+        lo = lo.max(t1.min(t2));
+        hi = hi.min(t1.max(t2));
+    }
+    (lo <= hi).then_some(lo)
+}
+
+// ---------------------------------------------------------------------------
+// Random operation sequences.
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Spec),
+    InsertBatch(Vec<Spec>),
+    Move(prop::sample::Index, [(i32, i32); 3]),
+    Nudge(prop::sample::Index, [i32; 3]),
+    MoveBatch(Vec<(prop::sample::Index, [i32; 3])>),
+    Teleport(prop::sample::Index, i32),
+    Remove(prop::sample::Index),
+    RemoveBatch(Vec<prop::sample::Index>),
+    SetFilter(prop::sample::Index, u8, u8),
+    Stale(usize),
+    Update([(i32, i32); 3], u8),
+}
+
+#[derive(Clone, Debug)]
+struct Spec {
+    iv: [(i32, i32); 3],
+    kind: u8,
+    cat: u8,
+    mask: u8,
+    huge: bool,
+}
+
+fn iv() -> impl Strategy<Value = (i32, i32)> {
+    (-12i32..12, 0i32..5)
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    (prop::array::uniform3(iv()), 0u8..3, 0u8..3, 0u8..8, prop::bool::weighted(0.05))
+        .prop_map(|(iv, kind, cat, mask, huge)| Spec { iv, kind, cat, mask, huge })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let idx = any::<prop::sample::Index>;
+    prop_oneof![
+        6 => spec().prop_map(Op::Insert),
+        1 => prop::collection::vec(spec(), 0..12).prop_map(Op::InsertBatch),
+        4 => (idx(), prop::array::uniform3(iv())).prop_map(|(i, v)| Op::Move(i, v)),
+        6 => (idx(), prop::array::uniform3(-2i32..3)).prop_map(|(i, v)| Op::Nudge(i, v)),
+        2 => prop::collection::vec((idx(), prop::array::uniform3(-2i32..3)), 0..10).prop_map(Op::MoveBatch),
+        1 => (idx(), -3i32..3).prop_map(|(i, f)| Op::Teleport(i, f)),
+        3 => idx().prop_map(Op::Remove),
+        1 => prop::collection::vec(idx(), 0..5).prop_map(Op::RemoveBatch),
+        2 => (idx(), 0u8..3, 0u8..8).prop_map(|(i, c, m)| Op::SetFilter(i, c, m)),
+        1 => any::<usize>().prop_map(Op::Stale),
+        4 => (prop::array::uniform3(iv()), any::<u8>()).prop_map(|(v, f)| Op::Update(v, f)),
+    ]
+}
+
+/// Coordinates are multiples of `unit`, so boxes touch, coincide and shrink to
+/// points often; `unit` varies the magnitude.
+fn make_box<S: Scalar, const D: usize>(iv: &[(i32, i32); 3], unit: f64, offset: f64) -> Aabb<S, D> {
+    let min: [S; D] = core::array::from_fn(|k| S::from_f64(offset + iv[k].0 as f64 * unit));
+    let max: [S; D] = core::array::from_fn(|k| S::from_f64(offset + (iv[k].0 + iv[k].1) as f64 * unit));
+    Aabb::new(min, max).unwrap()
+}
+
+fn filter(cat: u8, mask: u8) -> Filter {
+    if mask == 7 {
+        Filter::new(1 << cat, !0)
+    } else {
+        Filter::new(1 << cat, (mask as u64) | 0b1000)
+    }
+}
+
+fn kind(k: u8) -> BodyKind {
+    [BodyKind::Static, BodyKind::Kinematic, BodyKind::Dynamic][k as usize % 3]
+}
+
+fn proxy<S: Scalar, const D: usize>(s: &Spec, unit: f64, offset: f64, user: u64) -> Proxy<S, D> {
+    let b = if s.huge {
+        // A ground box: wide on every axis but the last.
+        let mut iv = [(-40, 80); 3];
+        iv[D - 1] = (s.iv[D - 1].0, 1);
+        make_box(&iv, unit, offset)
+    } else {
+        make_box(&s.iv, unit, offset)
+    };
+    Proxy::new(b).kind(kind(s.kind)).filter(filter(s.cat, s.mask)).user(user)
+}
+
+fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: PairPolicy) {
+    let mut checkers = vec![
+        Checker::<S, D>::new(Box::new(BruteForce::<S, D>::new(policy)), policy),
+        Checker::<S, D>::new(Box::new(IncrementalSap::<S, D>::new(policy)), policy),
+    ];
+    for c in &mut checkers {
+        let mut user = 0u64;
+        for op in ops {
+            user += 1;
+            let ids = c.ids();
+            let pick = |i: &prop::sample::Index| (!ids.is_empty()).then(|| ids[i.index(ids.len())]);
+            match op {
+                Op::Insert(s) => {
+                    let id = c.insert(proxy(s, unit, offset, user));
+                    assert_eq!(c.bp.user_data(id).unwrap(), user);
+                }
+                Op::InsertBatch(v) => {
+                    let ps: Vec<_> = v.iter().map(|s| proxy(s, unit, offset, user)).collect();
+                    c.insert_batch(&ps);
+                }
+                Op::Move(i, iv) => {
+                    if let Some(id) = pick(i) {
+                        c.set_aabb(id, make_box(iv, unit, offset));
+                    }
+                }
+                Op::Nudge(i, d) => {
+                    if let Some(id) = pick(i) {
+                        let b = c.model.live[&id].aabb;
+                        let min: [S; D] =
+                            core::array::from_fn(|k| S::from_f64(b.min()[k].to_f64() + d[k] as f64 * unit));
+                        let max: [S; D] =
+                            core::array::from_fn(|k| S::from_f64(b.max()[k].to_f64() + d[k] as f64 * unit));
+                        c.set_aabb(id, Aabb::new(min, max).unwrap());
+                    }
+                }
+                Op::MoveBatch(v) => {
+                    let moves: Vec<_> = v
+                        .iter()
+                        .filter_map(|(i, d)| {
+                            let id = pick(i)?;
+                            let b = c.model.live[&id].aabb;
+                            let min = core::array::from_fn(|k| S::from_f64(b.min()[k].to_f64() + d[k] as f64 * unit));
+                            let max = core::array::from_fn(|k| S::from_f64(b.max()[k].to_f64() + d[k] as f64 * unit));
+                            Some((id, Aabb::new(min, max).unwrap()))
+                        })
+                        .collect();
+                    c.set_aabb_batch(&moves);
+                }
+                Op::Teleport(i, far) => {
+                    if let Some(id) = pick(i) {
+                        let b = c.model.live[&id].aabb;
+                        let shift = *far as f64 * 1e4 * unit;
+                        let min = core::array::from_fn(|k| S::from_f64(b.min()[k].to_f64() + shift));
+                        let max = core::array::from_fn(|k| S::from_f64(b.max()[k].to_f64() + shift));
+                        c.set_aabb(id, Aabb::new(min, max).unwrap());
+                    }
+                }
+                Op::Remove(i) => {
+                    if let Some(id) = pick(i) {
+                        c.remove(id);
+                    }
+                }
+                Op::RemoveBatch(v) => {
+                    let ids: Vec<_> = v.iter().filter_map(pick).collect();
+                    c.remove_batch(&ids);
+                }
+                Op::SetFilter(i, cat, mask) => {
+                    if let Some(id) = pick(i) {
+                        c.set_filter(id, filter(*cat, *mask));
+                    }
+                }
+                Op::Stale(w) => c.stale(*w, make_box(&[(0, 1); 3], unit, offset)),
+                Op::Update(iv, f) => {
+                    c.update();
+                    let region = make_box(iv, unit, offset);
+                    let qf = if f & 1 == 0 { Filter::ALL } else { filter(f % 3, f / 3 % 8) };
+                    let o: [S; D] = core::array::from_fn(|k| S::from_f64(offset + (iv[k].0 - 3) as f64 * unit));
+                    let d: [S; D] =
+                        core::array::from_fn(|k| S::from_f64(((*f as i32 >> k) % 3 - 1) as f64 + 0.5 * k as f64));
+                    let ray = Ray::new(o, d, if f & 2 == 0 { f64::INFINITY } else { 10.0 * unit }).ok();
+                    c.queries(region, qf, ray);
+                }
+            }
+        }
+        c.update();
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn model_3d_f64(ops in prop::collection::vec(op(), 0..120)) {
+        run::<f64, 3>(&ops, 1.0, 0.0, PairPolicy::default());
+    }
+
+    #[test]
+    fn model_2d_f32(ops in prop::collection::vec(op(), 0..120)) {
+        run::<f32, 2>(&ops, 0.25, 0.0, PairPolicy { kinematic_kinematic: true, kinematic_static: false });
+    }
+
+    #[test]
+    fn model_3d_f32_far_from_origin(ops in prop::collection::vec(op(), 0..80)) {
+        // Near 1e7 an f32 step is 1, so boxes collapse and touch constantly.
+        run::<f32, 3>(&ops, 1.0, -1.0e7, PairPolicy { kinematic_kinematic: true, kinematic_static: true });
+    }
+
+    #[test]
+    fn model_1d_and_2d_huge_coordinates(ops in prop::collection::vec(op(), 0..80)) {
+        run::<f64, 1>(&ops, 1e29, 0.0, PairPolicy::default());
+        run::<f64, 2>(&ops, 1e-300, 1e-299, PairPolicy::default());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Seeded scenarios at sizes that reach the batch and one-shot paths, and the
+// seeds' hard cases.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn cube<const D: usize>(c: [f64; D], half: f64) -> Aabb<f64, D> {
+    Aabb::new(c.map(|v| v - half), c.map(|v| v + half)).unwrap()
+}
+
+fn shifted<const D: usize>(b: &Aabb<f64, D>, d: [f64; D]) -> Aabb<f64, D> {
+    Aabb::new(core::array::from_fn(|k| b.min()[k] + d[k]), core::array::from_fn(|k| b.max()[k] + d[k])).unwrap()
+}
+
+/// Both algorithms through the same seeded script of frames.
+fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mut Rng)) {
+    for bp in [
+        Box::new(BruteForce::<f64, D>::default()) as Box<dyn BroadPhase<f64, D>>,
+        Box::new(IncrementalSap::<f64, D>::default()),
+    ] {
+        let mut c = Checker::new(bp, PairPolicy::default());
+        script(&mut c, &mut Rng(seed));
+    }
+}
+
+#[test]
+fn bulk_frames_reach_every_path() {
+    scenario::<3>(1, |c, rng| {
+        let side = 16.0;
+        let spawn = |rng: &mut Rng| {
+            let b = cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5);
+            let kind = if rng.below(4) == 0 { BodyKind::Static } else { BodyKind::Dynamic };
+            Proxy::new(b).kind(kind)
+        };
+        // One batch of 2000: the one-shot path.
+        let ps: Vec<_> = (0..2000).map(|_| spawn(rng)).collect();
+        c.insert_batch(&ps);
+        c.update();
+        assert!(c.prev.len() > 1000, "a dense start: {} pairs", c.prev.len());
+        for frame in 0..12 {
+            let ids = c.ids();
+            // Few moving: the incremental path. All moving: one-shot again.
+            let moving = if frame % 4 == 3 { ids.len() } else { ids.len() / 10 };
+            let mut moves = Vec::new();
+            for _ in 0..moving {
+                let id = ids[rng.below(ids.len())];
+                let b = c.model.live[&id].aabb;
+                let d = core::array::from_fn(|_| (rng.unit() - 0.5) * 0.3);
+                moves.push((id, shifted(&b, d)));
+            }
+            c.set_aabb_batch(&moves);
+            if frame == 5 {
+                // A batch of 600 into 2000: the bipartite one-shot path.
+                let ps: Vec<_> = (0..600).map(|_| spawn(rng)).collect();
+                c.insert_batch(&ps);
+            }
+            if frame == 7 {
+                let gone: Vec<_> = ids.iter().step_by(3).copied().collect();
+                c.remove_batch(&gone);
+            }
+            if frame == 9 {
+                for &id in ids.iter().step_by(7) {
+                    if c.model.live.contains_key(&id) {
+                        c.set_filter(id, Filter::new(2, !2));
+                    }
+                }
+            }
+            c.update();
+        }
+    });
+}
+
+#[test]
+fn bullet_through_a_static_field() {
+    scenario::<3>(2, |c, rng| {
+        let field: Vec<_> = (0..1500)
+            .map(|_| {
+                Proxy::new(cube([rng.unit() * 60.0, rng.unit() * 6.0, rng.unit() * 6.0], 0.4)).kind(BodyKind::Static)
+            })
+            .collect();
+        c.insert_batch(&field);
+        let bullet = c.insert(Proxy::new(cube([-5.0, 3.0, 3.0], 0.1)));
+        c.update();
+        assert!(c.prev.is_empty(), "static pairs are never reported");
+        let mut hits = 0;
+        for step in 0..40 {
+            let x = -5.0 + step as f64 * 1.7;
+            c.set_aabb(bullet, cube([x, 3.0, 3.0], 0.6));
+            c.update();
+            hits += c.events.len();
+        }
+        assert!(hits > 10, "the bullet met the field: {hits} events");
+    });
+}
+
+#[test]
+fn huge_ground_box_and_a_pile() {
+    scenario::<3>(3, |c, rng| {
+        let ground =
+            c.insert(Proxy::new(Aabb::new([-1e4, -1e4, -1.0], [1e4, 1e4, 0.0]).unwrap()).kind(BodyKind::Static));
+        let ps: Vec<_> = (0..400).map(|_| Proxy::new(cube([rng.unit() * 50.0, rng.unit() * 50.0, 0.4], 0.5))).collect();
+        c.insert_batch(&ps);
+        c.update();
+        assert_eq!(c.prev.iter().filter(|p| p.0 == ground || p.1 == ground).count(), 400);
+        // Everything falls onto one spot, then half of it teleports far away.
+        let ids = c.ids();
+        for (i, &id) in ids.iter().enumerate().filter(|(_, &id)| id != ground) {
+            c.set_aabb(id, cube([0.0, 0.0, 0.5 + (i % 3) as f64 * 1e-9], 0.5));
+        }
+        c.update();
+        for &id in ids.iter().filter(|&&id| id != ground).step_by(2) {
+            c.set_aabb(id, cube([1e9, -1e9, 1e9], 0.5));
+        }
+        c.update();
+        c.remove(ground);
+        c.update();
+        // Reinserted proxies get the freed slots with new generations.
+        let again = c.insert(Proxy::new(cube([0.0, 0.0, 0.5], 0.5)));
+        assert_eq!(again.index(), ground.index());
+        assert_ne!(again, ground);
+        c.update();
+    });
+}
+
+#[test]
+fn an_update_with_nothing_changed_reports_nothing() {
+    scenario::<2>(4, |c, rng| {
+        let ps: Vec<_> = (0..300).map(|_| Proxy::new(cube([rng.unit() * 10.0, rng.unit() * 10.0], 0.5))).collect();
+        c.insert_batch(&ps);
+        c.update();
+        let before = c.bp.pairs().len();
+        c.update();
+        assert!(c.events.is_empty());
+        // Moving to the same box, and insert-then-remove, change nothing.
+        let id = c.ids()[0];
+        let b = c.model.live[&id].aabb;
+        c.set_aabb(id, b);
+        let tmp = c.insert(Proxy::new(b));
+        c.remove(tmp);
+        c.update();
+        assert!(c.events.is_empty());
+        assert_eq!(c.bp.pairs().len(), before);
+    });
+}
+
+/// The event stream of a long seeded history, hashed: the same for every
+/// algorithm and pinned, so any change of results or order is noticed.
+#[test]
+fn event_stream_is_deterministic_and_pinned() {
+    let mut hashes = Vec::new();
+    for bp in [
+        Box::new(BruteForce::<f32, 2>::default()) as Box<dyn BroadPhase<f32, 2>>,
+        Box::new(IncrementalSap::<f32, 2>::default()),
+        Box::new(IncrementalSap::<f32, 2>::default()),
+    ] {
+        let mut bp = bp;
+        let mut rng = Rng(77);
+        let mut ids = Vec::new();
+        let mut events = Vec::new();
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for frame in 0..200 {
+            for _ in 0..rng.below(20) {
+                let c = [rng.unit() as f32 * 30.0, rng.unit() as f32 * 30.0];
+                let b = Aabb::new(c, [c[0] + 1.0, c[1] + 1.0]).unwrap();
+                ids.push(bp.insert(Proxy::new(b)).unwrap());
+            }
+            for _ in 0..rng.below(30) {
+                if ids.is_empty() {
+                    break;
+                }
+                let id = ids[rng.below(ids.len())];
+                let b = bp.aabb(id).unwrap();
+                let d = [(rng.unit() as f32 - 0.5) * 0.6, (rng.unit() as f32 - 0.5) * 0.6];
+                let nb =
+                    Aabb::new([b.min()[0] + d[0], b.min()[1] + d[1]], [b.max()[0] + d[0], b.max()[1] + d[1]]).unwrap();
+                bp.set_aabb(id, nb).unwrap();
+            }
+            if frame % 5 == 0 && !ids.is_empty() {
+                let id = ids.swap_remove(rng.below(ids.len()));
+                bp.remove(id).unwrap();
+            }
+            events.clear();
+            bp.update(&mut events);
+            for e in &events {
+                let (tag, p) = match e {
+                    PairEvent::End(p) => (0, p),
+                    PairEvent::Begin(p) => (1, p),
+                };
+                for x in [tag, p.a().index() as u64, p.a().generation() as u64, p.b().index() as u64] {
+                    fnv(&mut h, x);
+                }
+            }
+        }
+        hashes.push(h);
+    }
+    assert_eq!(hashes[0], hashes[1]);
+    assert_eq!(hashes[1], hashes[2]);
+    assert_eq!(hashes[0], 9221136043225591033, "pinned event-stream hash");
+}
