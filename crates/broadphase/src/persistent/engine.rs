@@ -2,7 +2,7 @@
 //! pair rules, the pair cache, events and queries, over a spatial index that
 //! supplies candidates.
 
-use super::pairs::{PairCache, PairEvent, ProxyPair};
+use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
@@ -50,7 +50,7 @@ impl<S: Scalar, const D: usize> Frame<S, D> {
 }
 
 pub mod sealed {
-    use super::{Frame, Region, Scalar, Store};
+    use super::{Aabb, Frame, Region, Scalar, Store};
 
     /// The operations an index offers the engine.
     pub trait IndexImpl<S: Scalar, const D: usize>: Default {
@@ -66,6 +66,14 @@ pub mod sealed {
         /// involves a moved slot, or an inserted one (when the frame asks),
         /// or every overlapping pair of a re-filtered slot.
         fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>);
+
+        /// Whether the index holds the boxes of indexed slots `s` and `t` as
+        /// overlapping (exactly, or with margins): such pairs are tracked,
+        /// and tracked pairs must include every overlapping one.
+        fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool;
+
+        /// The box the index holds for slot `s` (containing its exact box).
+        fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D>;
 
         /// Rebuilds the index over the live slots from scratch.
         fn rebuild(&mut self, store: &Store<S, D>);
@@ -98,7 +106,6 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     policy: PairPolicy,
     frame: Frame<S, D>,
     candidates: Vec<(u32, u32)>,
-    partners: Vec<u32>,
     scratch: OneShot<S, D>,
 }
 
@@ -145,7 +152,6 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             policy,
             frame: Frame::default(),
             candidates: Vec::new(),
-            partners: Vec::new(),
             scratch: OneShot::default(),
         }
     }
@@ -167,21 +173,25 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         ProxyPair::new(self.store.id(x), self.store.id(y))
     }
 
-    /// Adds the pair of live slots `x != y` if it is allowed, overlaps and
-    /// is new.
+    /// Tracks the pair of live slots `x != y` if it is allowed, the index
+    /// holds it as overlapping, and it is not tracked yet; it begins if the
+    /// exact boxes overlap.
     #[inline]
-    fn try_begin(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
+    fn try_track(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
         let st = &self.store;
         if x != y
             && st.state[x as usize] == State::Live
             && st.state[y as usize] == State::Live
-            && st.aabb[x as usize].overlaps(&st.aabb[y as usize])
             && self.allowed(x, y)
-            && !self.cache.contains(x, y)
+            && self.index.tracks(st, x, y)
+            && self.cache.position(x, y).is_none()
         {
             let p = self.pair(x, y);
-            self.cache.add(p);
-            events.push(PairEvent::Begin(p));
+            let exact = st.aabb[x as usize].overlaps(&st.aabb[y as usize]);
+            self.cache.add(p, exact);
+            if exact {
+                events.push(PairEvent::Begin(p));
+            }
         }
     }
 
@@ -220,33 +230,36 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         self.cache.grow(st.slots());
     }
 
-    /// Ends the pairs of removed proxies and the pairs of moved or
-    /// re-filtered proxies that no longer overlap or are no longer allowed.
-    fn end_pairs(&mut self, events: &mut Vec<PairEvent>) {
-        let mut partners = core::mem::take(&mut self.partners);
+    /// Untracks the pairs of removed proxies.
+    fn drop_removed(&mut self, events: &mut Vec<PairEvent>) {
         for i in 0..self.frame.removed.len() {
-            let s = self.frame.removed[i];
-            partners.clear();
-            self.cache.partners(s, &mut partners);
-            for &t in &partners {
-                let p = self.cache.remove(s, t).expect("listed pair");
-                events.push(PairEvent::End(p));
-            }
+            self.cache.remove_all(self.frame.removed[i], |e| events.push(e));
         }
+    }
+
+    /// Re-tests the tracked pairs of moved or re-filtered proxies: untracked
+    /// when the index no longer holds them as overlapping or the filters
+    /// reject them, otherwise flagged by the exact test.
+    fn walk_changed(&mut self, events: &mut Vec<PairEvent>) {
         let (moved, refiltered) = (self.frame.moved.len(), self.frame.refiltered.len());
         for i in 0..moved + refiltered {
             let s = if i < moved { self.frame.moved[i].0 } else { self.frame.refiltered[i - moved] };
-            partners.clear();
-            self.cache.partners(s, &mut partners);
-            for &t in &partners {
-                let st = &self.store;
-                if !(st.aabb[s as usize].overlaps(&st.aabb[t as usize]) && self.allowed(s, t)) {
-                    let p = self.cache.remove(s, t).expect("listed pair");
-                    events.push(PairEvent::End(p));
-                }
-            }
+            let (st, index, policy) = (&self.store, &self.index, self.policy);
+            let b = st.aabb[s as usize];
+            let (fs, ks) = (st.filter[s as usize], st.kind[s as usize]);
+            self.cache.walk(
+                s,
+                |t| {
+                    let ti = t as usize;
+                    if !(policy.allows(ks, st.kind[ti]) && fs.accepts(&st.filter[ti]) && index.tracks(st, s, t)) {
+                        Verdict::Untrack
+                    } else {
+                        Verdict::Keep(b.overlaps(&st.aabb[ti]))
+                    }
+                },
+                |e| events.push(e),
+            );
         }
-        self.partners = partners;
     }
 
     /// Whether the frame changed enough proxies for the one-shot search to
@@ -258,14 +271,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Every allowed overlapping pair of live proxies, by one search.
-    fn begin_all(&mut self, events: &mut Vec<PairEvent>) {
+    /// Brings the tracked pairs in line with one search over every live
+    /// proxy's tracked box: found pairs are tracked and flagged, the others
+    /// untracked.
+    fn sync_all(&mut self, events: &mut Vec<PairEvent>) {
         let mut sc = core::mem::take(&mut self.scratch);
         sc.boxes.clear();
         sc.slots.clear();
         for s in 0..self.store.slots() as u32 {
             if self.store.state[s as usize] == State::Live {
-                sc.boxes.push(self.store.aabb[s as usize]);
+                sc.boxes.push(self.index.tracked_box(&self.store, s));
                 sc.slots.push(s);
             }
         }
@@ -273,9 +288,33 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         PairFinder::new(Algorithm::Auto)
             .find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs)
             .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
+        let before = self.cache.tracked_len();
+        sc.seen.clear();
+        sc.seen.resize(before, 0);
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            self.try_begin(x, y, events);
+            if !self.allowed(x, y) {
+                continue;
+            }
+            match self.cache.position(x, y) {
+                Some(pos) => {
+                    if (pos as usize) < before {
+                        sc.seen[pos as usize] = 1;
+                    }
+                    let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
+                    events.extend(self.cache.update_exact(pos, exact));
+                }
+                None => self.try_track(x, y, events),
+            }
+        }
+        let stale: Vec<(u32, u32)> = self
+            .cache
+            .tracked()
+            .filter(|&(pos, _, _)| (pos as usize) < before && sc.seen[pos as usize] == 0)
+            .map(|(_, a, b)| (a, b))
+            .collect();
+        for (a, b) in stale {
+            events.extend(self.cache.remove(a, b).map(PairEvent::End));
         }
         self.scratch = sc;
     }
@@ -290,14 +329,14 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         sc.slots.clear();
         for &s in &self.frame.inserted {
             sc.seen[s as usize] = 1;
-            sc.boxes.push(self.store.aabb[s as usize]);
+            sc.boxes.push(self.index.tracked_box(&self.store, s));
             sc.slots.push(s);
         }
         sc.others.clear();
         sc.other_slots.clear();
         for s in 0..self.store.slots() as u32 {
             if self.store.state[s as usize] == State::Live && sc.seen[s as usize] == 0 {
-                sc.others.push(self.store.aabb[s as usize]);
+                sc.others.push(self.index.tracked_box(&self.store, s));
                 sc.other_slots.push(s);
             }
         }
@@ -306,13 +345,13 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         finder.find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs).expect("within MAX_BOXES");
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            self.try_begin(x, y, events);
+            self.try_track(x, y, events);
         }
         sc.cross.clear();
         finder.find_bipartite_with(&mut sc.ws, &sc.boxes, &sc.others, &mut sc.cross).expect("within MAX_BOXES");
         for p in &sc.cross {
             let (x, y) = (sc.slots[p.a as usize], sc.other_slots[p.b as usize]);
-            self.try_begin(x, y, events);
+            self.try_track(x, y, events);
         }
         self.scratch = sc;
     }
@@ -410,20 +449,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             return;
         }
         self.apply_changes();
-        self.end_pairs(events);
+        self.drop_removed(events);
         let mut cand = core::mem::take(&mut self.candidates);
         cand.clear();
         if self.use_oneshot() {
             self.index.rebuild(&self.store);
-            self.begin_all(events);
+            self.sync_all(events);
         } else {
             let inserted_by_oneshot = I::ONESHOT
                 && self.frame.inserted.len() >= ONESHOT_MIN
                 && self.frame.inserted.len() * 64 >= self.store.len();
             self.frame.inserted_candidates = !inserted_by_oneshot;
             self.index.update(&self.store, &self.frame, &mut cand);
+            self.walk_changed(events);
             for &(x, y) in &cand {
-                self.try_begin(x, y, events);
+                self.try_track(x, y, events);
             }
             if inserted_by_oneshot {
                 self.begin_inserted(events);
@@ -494,6 +534,12 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.store.validate()?;
         self.cache.validate()?;
         let st = &self.store;
+        for (_, x, y) in self.cache.tracked() {
+            let p = self.pair(x, y);
+            if !self.index.tracks(st, x, y) {
+                return Err(format!("pair {p:?}: tracked, but the index does not hold it"));
+            }
+        }
         for p in self.cache.pairs() {
             let (x, y) = (p.a().index(), p.b().index());
             for id in [p.a(), p.b()] {

@@ -100,17 +100,41 @@ fn key(x: u32, y: u32) -> u64 {
 /// list, then in `b`'s.
 type Links = [u32; 4];
 
+/// What to do with a tracked pair during a walk of a proxy's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Stop tracking it (it ends if its boxes overlapped).
+    Untrack,
+    /// Keep tracking it; the exact boxes overlap or not.
+    Keep(bool),
+}
+
+/// The tracked pairs: those the index holds as overlapping (the exact boxes
+/// for sweep-and-prune, the fat boxes for the grid), each allowed by kinds and
+/// filters, each flagged when the exact boxes overlap. The flagged ones are
+/// the reported pairs, kept also as a dense array for [`PairCache::pairs`].
 #[derive(Default)]
 pub(crate) struct PairCache {
-    pairs: Vec<ProxyPair>,
+    tracked: Vec<ProxyPair>,
     links: Vec<Links>,
+    /// Position in `exact`, or `NIL`.
+    exact_pos: Vec<u32>,
+    exact: Vec<ProxyPair>,
+    /// Position in `tracked` of each exact pair.
+    exact_of: Vec<u32>,
     heads: Vec<u32>,
     index: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    scratch: Vec<u32>,
 }
 
 impl PairCache {
+    /// The pairs whose exact boxes overlap.
     pub fn pairs(&self) -> &[ProxyPair] {
-        &self.pairs
+        &self.exact
+    }
+
+    pub fn tracked_len(&self) -> usize {
+        self.tracked.len()
     }
 
     /// Makes room for `slots` slots.
@@ -121,27 +145,52 @@ impl PairCache {
     }
 
     #[inline]
-    pub fn contains(&self, x: u32, y: u32) -> bool {
-        self.index.contains_key(&key(x, y))
+    pub fn position(&self, x: u32, y: u32) -> Option<u32> {
+        self.index.get(&key(x, y)).copied()
     }
 
     /// Which half of a pair's links belongs to slot `s`.
     #[inline]
     fn side(&self, pos: u32, s: u32) -> usize {
-        if self.pairs[pos as usize].a.index() == s {
+        if self.tracked[pos as usize].a.index() == s {
             0
         } else {
             2
         }
     }
 
-    /// Adds a pair that is not present.
-    pub fn add(&mut self, p: ProxyPair) {
-        let pos = self.pairs.len() as u32;
+    /// Flags or unflags the tracked pair at `pos`; returns whether it changed.
+    #[inline]
+    fn set_exact(&mut self, pos: u32, on: bool) -> bool {
+        let cur = self.exact_pos[pos as usize];
+        if on == (cur != NIL) {
+            return false;
+        }
+        if on {
+            self.exact_pos[pos as usize] = self.exact.len() as u32;
+            self.exact.push(self.tracked[pos as usize]);
+            self.exact_of.push(pos);
+        } else {
+            let last = self.exact.len() as u32 - 1;
+            if cur != last {
+                let moved = self.exact_of[last as usize];
+                self.exact_pos[moved as usize] = cur;
+            }
+            self.exact.swap_remove(cur as usize);
+            self.exact_of.swap_remove(cur as usize);
+            self.exact_pos[pos as usize] = NIL;
+        }
+        true
+    }
+
+    /// Tracks a pair that is not tracked, flagged `exact` or not.
+    pub fn add(&mut self, p: ProxyPair, exact: bool) {
+        let pos = self.tracked.len() as u32;
         let (sa, sb) = (p.a.index(), p.b.index());
         let prev = self.index.insert(key(sa, sb), pos);
-        debug_assert!(prev.is_none(), "pair added twice");
-        self.pairs.push(p);
+        debug_assert!(prev.is_none(), "pair tracked twice");
+        self.tracked.push(p);
+        self.exact_pos.push(NIL);
         let (ha, hb) = (self.heads[sa as usize], self.heads[sb as usize]);
         self.links.push([NIL, ha, NIL, hb]);
         if ha != NIL {
@@ -154,6 +203,9 @@ impl PairCache {
         }
         self.heads[sa as usize] = pos;
         self.heads[sb as usize] = pos;
+        if exact {
+            self.set_exact(pos, true);
+        }
     }
 
     /// Unlinks position `pos` from slot `s`'s list.
@@ -174,7 +226,7 @@ impl PairCache {
 
     /// Re-points everything that referred to position `from` at `to`.
     fn relocate(&mut self, from: u32, to: u32) {
-        let p = self.pairs[from as usize];
+        let p = self.tracked[from as usize];
         for (s, side) in [(p.a.index(), 0), (p.b.index(), 2)] {
             let [prev, next] = [self.links[from as usize][side], self.links[from as usize][side + 1]];
             if prev == NIL {
@@ -188,73 +240,122 @@ impl PairCache {
                 self.links[next as usize][ns] = to;
             }
         }
+        let e = self.exact_pos[from as usize];
+        if e != NIL {
+            self.exact_of[e as usize] = to;
+        }
         *self.index.get_mut(&key(p.a.index(), p.b.index())).expect("indexed pair") = to;
     }
 
-    /// Removes the pair of slots `x`, `y` if present, returning it.
+    /// Stops tracking the pair of slots `x`, `y`; returns it if its boxes
+    /// overlapped (it ends).
     pub fn remove(&mut self, x: u32, y: u32) -> Option<ProxyPair> {
-        let pos = self.index.remove(&key(x, y))?;
-        let p = self.pairs[pos as usize];
+        let pos = self.index.remove(&key(x, y)).expect("tracked pair");
+        let p = self.tracked[pos as usize];
+        let was_exact = self.set_exact(pos, false);
         self.unlink(pos, p.a.index());
         self.unlink(pos, p.b.index());
-        let last = self.pairs.len() as u32 - 1;
+        let last = self.tracked.len() as u32 - 1;
         if pos != last {
             // `pos` is unlinked, so no list still refers to it; point the
             // last pair's neighbours and index entry at its new place.
             self.relocate(last, pos);
         }
-        self.pairs.swap_remove(pos as usize);
+        self.tracked.swap_remove(pos as usize);
         self.links.swap_remove(pos as usize);
-        Some(p)
+        self.exact_pos.swap_remove(pos as usize);
+        was_exact.then_some(p)
     }
 
-    /// Appends the partner slots of slot `s` to `out`.
-    pub fn partners(&self, s: u32, out: &mut Vec<u32>) {
+    /// Walks slot `s`'s tracked pairs, asking `verdict` about each partner;
+    /// flips flags and untracks as told, reporting every change.
+    pub fn walk(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict, mut report: impl FnMut(PairEvent)) {
+        let mut untrack = core::mem::take(&mut self.scratch);
+        untrack.clear();
         let mut pos = self.heads[s as usize];
         while pos != NIL {
-            let p = self.pairs[pos as usize];
+            let p = self.tracked[pos as usize];
             let side = self.side(pos, s);
-            out.push(if side == 0 { p.b.index() } else { p.a.index() });
+            let t = if side == 0 { p.b.index() } else { p.a.index() };
+            match verdict(t) {
+                Verdict::Untrack => untrack.push(t),
+                Verdict::Keep(on) => {
+                    if self.set_exact(pos, on) {
+                        report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+                    }
+                }
+            }
             pos = self.links[pos as usize][side + 1];
         }
+        for &t in &untrack {
+            if let Some(p) = self.remove(s, t) {
+                report(PairEvent::End(p));
+            }
+        }
+        self.scratch = untrack;
+    }
+
+    /// Untracks every pair of `s`, reporting those that end.
+    pub fn remove_all(&mut self, s: u32, report: impl FnMut(PairEvent)) {
+        self.walk(s, |_| Verdict::Untrack, report);
+    }
+
+    /// Sets the flag of an already tracked pair, reporting a change.
+    pub fn update_exact(&mut self, pos: u32, on: bool) -> Option<PairEvent> {
+        let p = self.tracked[pos as usize];
+        self.set_exact(pos, on).then_some(if on { PairEvent::Begin(p) } else { PairEvent::End(p) })
+    }
+
+    /// Every tracked pair with its position, as slots.
+    pub fn tracked(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        self.tracked.iter().enumerate().map(|(i, p)| (i as u32, p.a.index(), p.b.index()))
     }
 
     pub fn memory(&self) -> usize {
         use core::mem::size_of;
-        self.pairs.capacity() * size_of::<ProxyPair>()
+        self.tracked.capacity() * size_of::<ProxyPair>()
             + self.links.capacity() * size_of::<Links>()
-            + self.heads.capacity() * 4
+            + self.exact_pos.capacity() * 4
+            + self.exact.capacity() * size_of::<ProxyPair>()
+            + self.exact_of.capacity() * 4
+            + (self.heads.capacity() + self.scratch.capacity()) * 4
             // hashbrown: a key, a value and a control byte per bucket.
             + self.index.capacity() * (size_of::<(u64, u32)>() + 1)
     }
 
-    /// Checks the index and the lists against the array.
+    /// Checks the index, the lists and the exact array against the tracked
+    /// array.
     pub fn validate(&self) -> Result<(), String> {
-        if self.index.len() != self.pairs.len() || self.links.len() != self.pairs.len() {
-            return Err(format!(
-                "pair cache: {} pairs, {} indexed, {} links",
-                self.pairs.len(),
-                self.index.len(),
-                self.links.len()
-            ));
+        let n = self.tracked.len();
+        if self.index.len() != n || self.links.len() != n || self.exact_pos.len() != n {
+            return Err(format!("pair cache: {n} tracked, {} indexed, {} links", self.index.len(), self.links.len()));
         }
-        for (pos, p) in self.pairs.iter().enumerate() {
+        for (pos, p) in self.tracked.iter().enumerate() {
             if p.a.index() >= p.b.index() {
                 return Err(format!("pair {pos} {p:?} is not ordered by slot"));
             }
             if self.index.get(&key(p.a.index(), p.b.index())) != Some(&(pos as u32)) {
                 return Err(format!("pair {pos} {p:?} is not indexed at its position"));
             }
+            let e = self.exact_pos[pos];
+            if e != NIL && (self.exact.get(e as usize) != Some(p) || self.exact_of[e as usize] != pos as u32) {
+                return Err(format!("pair {pos} {p:?}: broken exact entry {e}"));
+            }
         }
-        let mut seen = vec![0u8; self.pairs.len()];
+        if self.exact.len() != self.exact_of.len()
+            || self.exact.len() != self.exact_pos.iter().filter(|&&e| e != NIL).count()
+        {
+            return Err("pair cache: exact array and flags disagree".into());
+        }
+        let mut seen = vec![0u8; n];
         for s in 0..self.heads.len() as u32 {
             let mut pos = self.heads[s as usize];
             let mut prev = NIL;
             while pos != NIL {
-                if pos as usize >= self.pairs.len() {
+                if pos as usize >= n {
                     return Err(format!("slot {s}: list points past the pairs"));
                 }
-                let p = self.pairs[pos as usize];
+                let p = self.tracked[pos as usize];
                 if p.a.index() != s && p.b.index() != s {
                     return Err(format!("slot {s}: list holds {p:?}"));
                 }

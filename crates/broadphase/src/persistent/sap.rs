@@ -322,6 +322,14 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
         }
     }
 
+    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
+        store.aabb[s as usize].overlaps(&store.aabb[t as usize])
+    }
+
+    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+        store.aabb[s as usize]
+    }
+
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.extent = [0.0; D];
         let live: Vec<u32> = (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live).collect();
