@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use broadphase::persistent::{BruteForce, IncrementalSap};
+use broadphase::persistent::{BruteForce, HashGrid, IncrementalSap};
 use broadphase::{
     Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyError, ProxyId, Ray, Scalar, Sphere,
 };
@@ -395,6 +395,7 @@ fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: Pa
     let mut checkers = vec![
         Checker::<S, D>::new(Box::new(BruteForce::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(IncrementalSap::<S, D>::new(policy)), policy),
+        Checker::<S, D>::new(Box::new(HashGrid::<S, D>::new(policy)), policy),
     ];
     for c in &mut checkers {
         let mut user = 0u64;
@@ -546,6 +547,7 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
     for bp in [
         Box::new(BruteForce::<f64, D>::default()) as Box<dyn BroadPhase<f64, D>>,
         Box::new(IncrementalSap::<f64, D>::default()),
+        Box::new(HashGrid::<f64, D>::default()),
     ] {
         let mut c = Checker::new(bp, PairPolicy::default());
         script(&mut c, &mut Rng(seed));
@@ -680,7 +682,7 @@ fn event_stream_is_deterministic_and_pinned() {
     for bp in [
         Box::new(BruteForce::<f32, 2>::default()) as Box<dyn BroadPhase<f32, 2>>,
         Box::new(IncrementalSap::<f32, 2>::default()),
-        Box::new(IncrementalSap::<f32, 2>::default()),
+        Box::new(HashGrid::<f32, 2>::default()),
     ] {
         let mut bp = bp;
         let mut rng = Rng(77);

@@ -46,9 +46,11 @@
 //! |---|---|---|---|
 //! | [`BruteForce`] | none | every proxy | tiny worlds; the reference |
 //! | [`IncrementalSap`] | endpoints sorted on every axis | swaps while re-sorting | 1D/2D, sparse 3D, small steps |
+//! | [`HashGrid`] | fat boxes in hashed cells | cells of a re-fattened proxy | many similar-sized objects, dense 3D |
 
 mod brute;
 mod engine;
+mod grid;
 mod pairs;
 mod query;
 mod sap;
@@ -56,6 +58,7 @@ mod store;
 
 pub use brute::BruteIndex;
 pub use engine::{Engine, SpatialIndex};
+pub use grid::GridIndex;
 pub use pairs::{PairEvent, ProxyPair};
 pub use query::{Ray, RayHit, Sphere};
 pub use sap::SapIndex;
@@ -71,6 +74,10 @@ pub type BruteForce<S, const D: usize> = Engine<S, D, BruteIndex>;
 /// lower endpoint passes an upper one the pair becomes a candidate. See
 /// [`SapIndex`].
 pub type IncrementalSap<S, const D: usize> = Engine<S, D, SapIndex<S, D>>;
+
+/// An incremental hash grid over fat boxes, with a list for proxies much
+/// larger than a cell. See [`GridIndex`].
+pub type HashGrid<S, const D: usize> = Engine<S, D, GridIndex<S, D>>;
 
 /// How a proxy moves, which decides which pairs are reported.
 ///

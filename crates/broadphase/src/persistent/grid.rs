@@ -1,0 +1,417 @@
+//! Incremental hash grid with fat boxes, for worlds of similar-sized objects.
+//!
+//! # Idea
+//!
+//! Each proxy is held by a *fat* box: its exact box grown by a margin. It is
+//! filed in every cell of a uniform grid (a hash map from cell coordinates to
+//! a list of slots) that its fat box meets. Pairs whose fat boxes overlap are
+//! *tracked* by the engine, flagged when the exact boxes overlap.
+//!
+//! When a proxy moves within its fat box, nothing in the grid changes and no
+//! new pair can appear (a new exact overlap implies a fat overlap, which is
+//! tracked already); the engine only re-tests its tracked pairs, a walk of a
+//! short list with no hash lookups. Only when the exact box leaves the fat
+//! box is the proxy re-fattened: taken out of its old cells, filed in the new
+//! ones, and tested against the other proxies of those cells. Each candidate
+//! pair is reported once, by the cell holding the lower corner of the two fat
+//! boxes' intersection (the reference-point rule of the one-shot grid).
+//!
+//! # Sizes
+//!
+//! The cell size and the margin are chosen from the boxes at the first build
+//! (and again whenever the engine rebuilds after a frame that changed most
+//! proxies): the margin is a tenth of the 90th percentile of the box extents,
+//! and a cell twice that percentile plus the margins, so that a typical fat
+//! box meets one to four cells per axis pair. Cell coordinates are clamped to
+//! ±2^20, so huge coordinates cannot overflow: far-away proxies share edge
+//! cells (slower, still exact).
+//!
+//! # Large objects
+//!
+//! A proxy whose fat box spans more than four cells on some axis (a ground
+//! box, a trigger volume over a level) is not filed in cells but kept in a
+//! short list that every re-fattened proxy is tested against; when such a
+//! proxy itself re-fattens it is tested against every proxy. This keeps cell
+//! lists short whatever the size distribution, at a cost that grows with the
+//! number of large proxies; the multi-region SAP is the answer for worlds
+//! with many of them.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::engine::{sealed::IndexImpl, Frame};
+use super::pairs::{KeyHasher, NIL};
+use super::query::Region;
+use super::store::{State, Store};
+use crate::{Aabb, Scalar};
+
+/// Cell coordinates are clamped to ±`LIMIT` (21 bits with the sign).
+const LIMIT: i64 = (1 << 20) - 1;
+/// A fat box spanning more than this many cells on an axis is "large".
+const MAX_SPAN: i64 = 5;
+/// Queries covering more cells than this scan the slots instead.
+const MAX_QUERY_CELLS: i64 = 4096;
+
+/// The index of [`HashGrid`](super::HashGrid).
+#[derive(Clone, Debug)]
+pub struct GridIndex<S: Scalar, const D: usize> {
+    cell: f64,
+    inv: f64,
+    margin: f64,
+    fat: Vec<Aabb<S, D>>,
+    /// Position in `big`, or `NIL` for proxies filed in cells.
+    big_pos: Vec<u32>,
+    big: Vec<u32>,
+    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    cells: Vec<Vec<u32>>,
+    free_cells: Vec<u32>,
+    refat: Vec<u32>,
+}
+
+impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
+    fn default() -> Self {
+        Self {
+            cell: 0.0,
+            inv: 0.0,
+            margin: 0.0,
+            fat: Vec::new(),
+            big_pos: Vec::new(),
+            big: Vec::new(),
+            map: HashMap::default(),
+            cells: Vec::new(),
+            free_cells: Vec::new(),
+            refat: Vec::new(),
+        }
+    }
+}
+
+type Cells<const D: usize> = ([i64; D], [i64; D]);
+
+impl<S: Scalar, const D: usize> GridIndex<S, D> {
+    /// The cell size in use (0 before the first build).
+    pub fn cell_size(&self) -> f64 {
+        self.cell
+    }
+
+    /// The margin fat boxes are grown by.
+    pub fn margin(&self) -> f64 {
+        self.margin
+    }
+
+    /// Picks the cell size and margin from a sample of boxes.
+    fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
+        let mut ext: Vec<f64> = Vec::new();
+        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for s in slots {
+            let b = &store.aabb[s as usize];
+            ext.push((0..D).map(|k| b.extent(k)).fold(0.0, f64::max));
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
+        }
+        if ext.is_empty() {
+            return;
+        }
+        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
+        let q90 = *ext.select_nth_unstable_by(q, f64::total_cmp).1;
+        let mut size = q90;
+        if !(size.is_finite() && size > 0.0) {
+            // Points or flat boxes: cells from the spread instead.
+            let spread = (0..D).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
+            size = spread / (ext.len() as f64).powf(1.0 / D as f64);
+        }
+        if !(size.is_finite() && size > 0.0) {
+            size = 1.0; // everything on one point
+        }
+        self.margin = 0.1 * size;
+        self.cell = 2.0 * (size + 2.0 * self.margin);
+        self.inv = 1.0 / self.cell;
+    }
+
+    #[inline]
+    fn coord(&self, v: f64) -> i64 {
+        (v * self.inv).floor().clamp(-(LIMIT as f64), LIMIT as f64) as i64
+    }
+
+    #[inline]
+    fn cells_of(&self, b: &Aabb<S, D>) -> Cells<D> {
+        (
+            core::array::from_fn(|k| self.coord(b.min()[k].to_f64())),
+            core::array::from_fn(|k| self.coord(b.max()[k].to_f64())),
+        )
+    }
+
+    #[inline]
+    fn key(c: &[i64; D]) -> u64 {
+        c.iter().fold(0u64, |k, &x| k << 21 | (x + LIMIT) as u64)
+    }
+
+    fn is_big(r: &Cells<D>) -> bool {
+        (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN)
+    }
+
+    /// Calls `f` with every cell of the range.
+    #[inline]
+    fn each_cell(r: &Cells<D>, mut f: impl FnMut(&[i64; D])) {
+        let mut c = r.0;
+        loop {
+            f(&c);
+            let mut k = 0;
+            loop {
+                if k == D {
+                    return;
+                }
+                if c[k] < r.1[k] {
+                    c[k] += 1;
+                    break;
+                }
+                c[k] = r.0[k];
+                k += 1;
+            }
+        }
+    }
+
+    fn grown(&self, b: &Aabb<S, D>) -> Aabb<S, D> {
+        let m = S::from_f64(self.margin);
+        // Rounding is monotone, so the grown box still contains `b`.
+        Aabb::new(b.min().map(|v| v - m), b.max().map(|v| v + m)).unwrap_or(*b)
+    }
+
+    /// Files slot `s` by a fresh fat box around its exact box.
+    fn add(&mut self, store: &Store<S, D>, s: u32) {
+        let i = s as usize;
+        if self.fat.len() <= i {
+            self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
+            self.big_pos.resize(self.fat.len(), NIL);
+        }
+        let fat = self.grown(&store.aabb[i]);
+        self.fat[i] = fat;
+        let r = self.cells_of(&fat);
+        if Self::is_big(&r) {
+            self.big_pos[i] = self.big.len() as u32;
+            self.big.push(s);
+            return;
+        }
+        self.big_pos[i] = NIL;
+        let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
+        Self::each_cell(&r, |c| {
+            let idx = *map.entry(Self::key(c)).or_insert_with(|| match free.pop() {
+                Some(f) => f,
+                None => {
+                    cells.push(Vec::new());
+                    cells.len() as u32 - 1
+                }
+            });
+            cells[idx as usize].push(s);
+        });
+    }
+
+    /// Takes slot `s` out of its cells (or the large list).
+    fn take(&mut self, s: u32) {
+        let i = s as usize;
+        let bp = self.big_pos[i];
+        if bp != NIL {
+            let last = *self.big.last().expect("listed");
+            self.big_pos[last as usize] = bp;
+            self.big.swap_remove(bp as usize);
+            self.big_pos[i] = NIL;
+            return;
+        }
+        let r = self.cells_of(&self.fat[i]);
+        let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
+        Self::each_cell(&r, |c| {
+            let k = Self::key(c);
+            let idx = map[&k];
+            let list = &mut cells[idx as usize];
+            let p = list.iter().position(|&x| x == s).expect("filed slot");
+            list.swap_remove(p);
+            if list.is_empty() {
+                map.remove(&k);
+                free.push(idx);
+            }
+        });
+    }
+
+    /// Appends `(s, t)` for every indexed `t` whose fat box overlaps `s`'s,
+    /// each once.
+    fn candidates(&self, store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
+        let i = s as usize;
+        let fs = self.fat[i];
+        if self.big_pos[i] != NIL {
+            for t in 0..store.slots() as u32 {
+                if t != s && store.state[t as usize] == State::Live && fs.overlaps(&self.fat[t as usize]) {
+                    out.push((s, t));
+                }
+            }
+            return;
+        }
+        for &t in &self.big {
+            if fs.overlaps(&self.fat[t as usize]) {
+                out.push((s, t));
+            }
+        }
+        let r = self.cells_of(&fs);
+        Self::each_cell(&r, |c| {
+            let Some(&idx) = self.map.get(&Self::key(c)) else { return };
+            for &t in &self.cells[idx as usize] {
+                let ft = &self.fat[t as usize];
+                if t != s && fs.overlaps(ft) {
+                    // Report in the cell of the intersection's lower corner.
+                    let home = (0..D).all(|k| {
+                        let lo = if fs.min()[k] > ft.min()[k] { fs.min()[k] } else { ft.min()[k] };
+                        self.coord(lo.to_f64()) == c[k]
+                    });
+                    if home {
+                        out.push((s, t));
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
+    const NAME: &'static str = "hash-grid";
+    const ONESHOT: bool = true;
+
+    fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
+        if self.cell == 0.0 {
+            self.choose(store, frame.inserted.iter().copied());
+        }
+        for &s in &frame.removed {
+            self.take(s);
+        }
+        let mut refat = core::mem::take(&mut self.refat);
+        refat.clear();
+        for &(s, _) in &frame.moved {
+            if !self.fat[s as usize].contains(&store.aabb[s as usize]) {
+                self.take(s);
+                self.add(store, s);
+                refat.push(s);
+            }
+        }
+        for &s in &frame.inserted {
+            self.add(store, s);
+        }
+        if frame.inserted_candidates {
+            refat.extend_from_slice(&frame.inserted);
+        }
+        refat.extend_from_slice(&frame.refiltered);
+        for &s in &refat {
+            self.candidates(store, s, out);
+        }
+        self.refat = refat;
+    }
+
+    fn tracks(&self, _store: &Store<S, D>, s: u32, t: u32) -> bool {
+        self.fat[s as usize].overlaps(&self.fat[t as usize])
+    }
+
+    fn tracked_box(&self, _store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+        self.fat[s as usize]
+    }
+
+    fn rebuild(&mut self, store: &Store<S, D>) {
+        self.map.clear();
+        self.cells.iter_mut().for_each(Vec::clear);
+        self.free_cells.clear();
+        self.free_cells.extend((0..self.cells.len() as u32).rev());
+        self.big.clear();
+        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        self.choose(store, live());
+        for s in live() {
+            self.add(store, s);
+        }
+    }
+
+    fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
+        let fat_meets = |t: u32| {
+            let b = &self.fat[t as usize];
+            (0..D).all(|k| region.min[k] <= b.max()[k].to_f64() && b.min()[k].to_f64() <= region.max[k])
+        };
+        for &t in &self.big {
+            if store.indexed(t) && fat_meets(t) && !f(t) {
+                return;
+            }
+        }
+        let r: Cells<D> =
+            (core::array::from_fn(|k| self.coord(region.min[k])), core::array::from_fn(|k| self.coord(region.max[k])));
+        let count = (0..D).fold(1i64, |n, k| n.saturating_mul(r.1[k] - r.0[k] + 1));
+        if self.cell == 0.0 || count > MAX_QUERY_CELLS.min(self.map.len() as i64 + 1) {
+            for t in 0..store.slots() as u32 {
+                if store.indexed(t) && self.big_pos[t as usize] == NIL && fat_meets(t) && !f(t) {
+                    return;
+                }
+            }
+            return;
+        }
+        let mut go = true;
+        Self::each_cell(&r, |c| {
+            if !go {
+                return;
+            }
+            let Some(&idx) = self.map.get(&Self::key(c)) else { return };
+            for &t in &self.cells[idx as usize] {
+                if fat_meets(t) {
+                    let b = &self.fat[t as usize];
+                    let home = (0..D).all(|k| self.coord(region.min[k].max(b.min()[k].to_f64())) == c[k]);
+                    if home && store.indexed(t) && !f(t) {
+                        go = false;
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    fn validate(&self, store: &Store<S, D>) -> Result<(), String> {
+        let mut filed = 0usize;
+        for s in 0..store.slots() as u32 {
+            if !store.indexed(s) {
+                continue;
+            }
+            let i = s as usize;
+            if !self.fat[i].contains(&store.aabb[i]) {
+                return Err(format!("grid: slot {s}'s fat box does not contain its box"));
+            }
+            let r = self.cells_of(&self.fat[i]);
+            if Self::is_big(&r) != (self.big_pos[i] != NIL) {
+                return Err(format!("grid: slot {s} is filed as the wrong size"));
+            }
+            if self.big_pos[i] != NIL {
+                if self.big.get(self.big_pos[i] as usize) != Some(&s) {
+                    return Err(format!("grid: slot {s} is not at its place in the large list"));
+                }
+                continue;
+            }
+            let mut bad = None;
+            Self::each_cell(&r, |c| {
+                filed += 1;
+                let ok = self.map.get(&Self::key(c)).is_some_and(|&idx| self.cells[idx as usize].contains(&s));
+                if !ok {
+                    bad = Some(*c);
+                }
+            });
+            if let Some(c) = bad {
+                return Err(format!("grid: slot {s} missing from cell {c:?}"));
+            }
+        }
+        let held: usize = self.map.values().map(|&idx| self.cells[idx as usize].len()).sum();
+        if held != filed {
+            return Err(format!("grid: cells hold {held} entries, proxies need {filed}"));
+        }
+        if self.map.values().any(|&idx| self.cells[idx as usize].is_empty()) {
+            return Err("grid: an empty cell is still mapped".into());
+        }
+        Ok(())
+    }
+
+    fn memory(&self) -> usize {
+        use core::mem::size_of;
+        self.fat.capacity() * size_of::<Aabb<S, D>>()
+            + (self.big_pos.capacity() + self.big.capacity() + self.free_cells.capacity() + self.refat.capacity()) * 4
+            + self.map.capacity() * (size_of::<(u64, u32)>() + 1)
+            + self.cells.iter().map(|c| c.capacity() * 4 + size_of::<Vec<u32>>()).sum::<usize>()
+    }
+}
