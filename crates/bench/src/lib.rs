@@ -100,3 +100,36 @@ pub fn radix_sort_keys(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
         std::mem::swap(items, scratch);
     }
 }
+
+/// parry3d 0.31's `Bvh` kept across frames, as rapier uses it: moved leaves
+/// updated in place (`insert_or_update_partially`, no margin), one `refit`,
+/// then the leaf-pair traversal of the tree against itself.
+pub struct ParryFrames {
+    bvh: parry3d::partitioning::Bvh,
+    ws: parry3d::partitioning::BvhWorkspace,
+}
+
+impl ParryFrames {
+    fn leaf(b: &Aabb<f32, 3>) -> parry3d::bounding_volume::Aabb {
+        use parry3d::math::Vec3;
+        parry3d::bounding_volume::Aabb::new(Vec3::from_array(*b.min()), Vec3::from_array(*b.max()))
+    }
+
+    /// The tree over `boxes` (leaf `i` is box `i`).
+    pub fn new(boxes: &[Aabb<f32, 3>]) -> Self {
+        use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+        let leaves: Vec<_> = boxes.iter().map(Self::leaf).collect();
+        Self { bvh: Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves), ws: BvhWorkspace::default() }
+    }
+
+    /// One frame: the moved leaves, refit, all pairs; returns the pair count.
+    pub fn frame(&mut self, moved: &[(u32, Aabb<f32, 3>)], out: &mut Vec<(u32, u32)>) -> usize {
+        for (i, b) in moved {
+            self.bvh.insert_or_update_partially(Self::leaf(b), *i, 0.0);
+        }
+        self.bvh.refit(&mut self.ws);
+        out.clear();
+        self.bvh.traverse_bvtt_single_tree::<false>(&mut self.ws, &mut |a, b| out.push((a.min(b), a.max(b))));
+        out.len()
+    }
+}

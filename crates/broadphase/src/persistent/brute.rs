@@ -33,6 +33,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for BruteIndex {
         store.aabb[s as usize].overlaps(&store.aabb[t as usize])
     }
 
+    fn box_changed(&self, _s: u32) -> bool {
+        true
+    }
+
     fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
         store.aabb[s as usize]
     }

@@ -72,6 +72,11 @@ pub mod sealed {
         /// and tracked pairs must include every overlapping one.
         fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool;
 
+        /// Whether the box the index holds for `s` changed in the last
+        /// `update` (always, for indexes that hold exact boxes). A moved slot
+        /// whose held box did not change keeps all its tracked pairs.
+        fn box_changed(&self, s: u32) -> bool;
+
         /// The box the index holds for slot `s` (containing its exact box).
         fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D>;
 
@@ -145,15 +150,32 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Default for Engine<S, D, 
 impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// An empty broad phase reporting kinematic pairs as `policy` says.
     pub fn new(policy: PairPolicy) -> Self {
+        Self::with_index(policy, I::default())
+    }
+
+    /// An empty broad phase over a configured index (such as
+    /// [`GridIndex::new`](super::GridIndex::new) with another margin).
+    pub fn with_index(policy: PairPolicy, index: I) -> Self {
         Self {
             store: Store::default(),
             cache: PairCache::default(),
-            index: I::default(),
+            index,
             policy,
             frame: Frame::default(),
             candidates: Vec::new(),
             scratch: OneShot::default(),
         }
+    }
+
+    /// The index, for its settings.
+    pub fn index(&self) -> &I {
+        &self.index
+    }
+
+    /// The number of tracked pairs (reported ones and, for indexes with
+    /// margins, pairs whose grown boxes overlap).
+    pub fn tracked_pairs(&self) -> usize {
+        self.cache.tracked_len()
     }
 
     /// The kinematic pair policy.
@@ -237,13 +259,17 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Re-tests the tracked pairs of moved or re-filtered proxies: untracked
-    /// when the index no longer holds them as overlapping or the filters
-    /// reject them, otherwise flagged by the exact test.
+    /// Re-tests the tracked pairs of re-filtered, then of moved proxies:
+    /// untracked when the filters reject them or the index no longer holds
+    /// them as overlapping, otherwise flagged by the exact test. Re-filtered
+    /// ones go first, so that the moved ones' walks meet only allowed pairs
+    /// and need no filter test; a moved proxy whose held box did not change
+    /// needs only the exact test (a pair that stopped being held involves a
+    /// proxy whose held box changed, whose own walk untracks it; the exact
+    /// test already says "apart" for it, so no event is emitted twice).
     fn walk_changed(&mut self, events: &mut Vec<PairEvent>) {
-        let (moved, refiltered) = (self.frame.moved.len(), self.frame.refiltered.len());
-        for i in 0..moved + refiltered {
-            let s = if i < moved { self.frame.moved[i].0 } else { self.frame.refiltered[i - moved] };
+        for i in 0..self.frame.refiltered.len() {
+            let s = self.frame.refiltered[i];
             let (st, index, policy) = (&self.store, &self.index, self.policy);
             let b = st.aabb[s as usize];
             let (fs, ks) = (st.filter[s as usize], st.kind[s as usize]);
@@ -259,6 +285,26 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 },
                 |e| events.push(e),
             );
+        }
+        for i in 0..self.frame.moved.len() {
+            let s = self.frame.moved[i].0;
+            let (st, index) = (&self.store, &self.index);
+            let b = st.aabb[s as usize];
+            if index.box_changed(s) {
+                self.cache.walk(
+                    s,
+                    |t| {
+                        if index.tracks(st, s, t) {
+                            Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
+                        } else {
+                            Verdict::Untrack
+                        }
+                    },
+                    |e| events.push(e),
+                );
+            } else {
+                self.cache.walk(s, |t| Verdict::Keep(b.overlaps(&st.aabb[t as usize])), |e| events.push(e));
+            }
         }
     }
 

@@ -20,7 +20,8 @@
 //!
 //! The cell size and the margin are chosen from the boxes at the first build
 //! (and again whenever the engine rebuilds after a frame that changed most
-//! proxies): the margin is a tenth of the 90th percentile of the box extents,
+//! proxies): the margin is a quarter (by default) of the 90th percentile of the box
+//! extents,
 //! and a cell twice that percentile plus the margins, so that a typical fat
 //! box meets one to four cells per axis pair. Cell coordinates are clamped to
 //! ±2^20, so huge coordinates cannot overflow: far-away proxies share edge
@@ -52,9 +53,13 @@ const MAX_SPAN: i64 = 5;
 /// Queries covering more cells than this scan the slots instead.
 const MAX_QUERY_CELLS: i64 = 4096;
 
+/// The default margin, as a fraction of the typical box extent.
+pub const DEFAULT_MARGIN: f64 = 0.25;
+
 /// The index of [`HashGrid`](super::HashGrid).
 #[derive(Clone, Debug)]
 pub struct GridIndex<S: Scalar, const D: usize> {
+    margin_ratio: f64,
     cell: f64,
     inv: f64,
     margin: f64,
@@ -63,14 +68,20 @@ pub struct GridIndex<S: Scalar, const D: usize> {
     big_pos: Vec<u32>,
     big: Vec<u32>,
     map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
-    cells: Vec<Vec<u32>>,
+    /// Per cell: its proxies with their fat boxes inline, so that scanning a
+    /// cell reads one contiguous array.
+    cells: Vec<Vec<(u32, Aabb<S, D>)>>,
     free_cells: Vec<u32>,
     refat: Vec<u32>,
+    /// The update count at which each slot's fat box last changed.
+    stamp: Vec<u32>,
+    clock: u32,
 }
 
 impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
     fn default() -> Self {
         Self {
+            margin_ratio: DEFAULT_MARGIN,
             cell: 0.0,
             inv: 0.0,
             margin: 0.0,
@@ -81,6 +92,8 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
             cells: Vec::new(),
             free_cells: Vec::new(),
             refat: Vec::new(),
+            stamp: Vec::new(),
+            clock: 0,
         }
     }
 }
@@ -88,6 +101,15 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
 type Cells<const D: usize> = ([i64; D], [i64; D]);
 
 impl<S: Scalar, const D: usize> GridIndex<S, D> {
+    /// An empty index whose fat boxes are grown by `ratio` times the typical
+    /// box extent (the 90th percentile; default [`DEFAULT_MARGIN`]). A larger
+    /// margin re-fattens less often and tracks more pairs. `ratio` is clamped
+    /// to `[0, 4]` (NaN counts as the default).
+    pub fn new(ratio: f64) -> Self {
+        let ratio = if ratio.is_nan() { DEFAULT_MARGIN } else { ratio.clamp(0.0, 4.0) };
+        Self { margin_ratio: ratio, ..Self::default() }
+    }
+
     /// The cell size in use (0 before the first build).
     pub fn cell_size(&self) -> f64 {
         self.cell
@@ -124,7 +146,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         if !(size.is_finite() && size > 0.0) {
             size = 1.0; // everything on one point
         }
-        self.margin = 0.1 * size;
+        self.margin = self.margin_ratio * size;
         self.cell = 2.0 * (size + 2.0 * self.margin);
         self.inv = 1.0 / self.cell;
     }
@@ -184,9 +206,11 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
+            self.stamp.resize(self.fat.len(), 0);
         }
         let fat = self.grown(&store.aabb[i]);
         self.fat[i] = fat;
+        self.stamp[i] = self.clock;
         let r = self.cells_of(&fat);
         if Self::is_big(&r) {
             self.big_pos[i] = self.big.len() as u32;
@@ -203,7 +227,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
                     cells.len() as u32 - 1
                 }
             });
-            cells[idx as usize].push(s);
+            cells[idx as usize].push((s, fat));
         });
     }
 
@@ -224,7 +248,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             let k = Self::key(c);
             let idx = map[&k];
             let list = &mut cells[idx as usize];
-            let p = list.iter().position(|&x| x == s).expect("filed slot");
+            let p = list.iter().position(|x| x.0 == s).expect("filed slot");
             list.swap_remove(p);
             if list.is_empty() {
                 map.remove(&k);
@@ -254,8 +278,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         let r = self.cells_of(&fs);
         Self::each_cell(&r, |c| {
             let Some(&idx) = self.map.get(&Self::key(c)) else { return };
-            for &t in &self.cells[idx as usize] {
-                let ft = &self.fat[t as usize];
+            for (t, ft) in &self.cells[idx as usize] {
+                let t = *t;
                 if t != s && fs.overlaps(ft) {
                     // Report in the cell of the intersection's lower corner.
                     let home = (0..D).all(|k| {
@@ -276,6 +300,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     const ONESHOT: bool = true;
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
+        self.clock = self.clock.wrapping_add(1);
         if self.cell == 0.0 {
             self.choose(store, frame.inserted.iter().copied());
         }
@@ -308,11 +333,16 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         self.fat[s as usize].overlaps(&self.fat[t as usize])
     }
 
+    fn box_changed(&self, s: u32) -> bool {
+        self.stamp[s as usize] == self.clock
+    }
+
     fn tracked_box(&self, _store: &Store<S, D>, s: u32) -> Aabb<S, D> {
         self.fat[s as usize]
     }
 
     fn rebuild(&mut self, store: &Store<S, D>) {
+        self.clock = self.clock.wrapping_add(1);
         self.map.clear();
         self.cells.iter_mut().for_each(Vec::clear);
         self.free_cells.clear();
@@ -326,12 +356,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     }
 
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
-        let fat_meets = |t: u32| {
-            let b = &self.fat[t as usize];
+        let fat_meets = |b: &Aabb<S, D>| {
             (0..D).all(|k| region.min[k] <= b.max()[k].to_f64() && b.min()[k].to_f64() <= region.max[k])
         };
         for &t in &self.big {
-            if store.indexed(t) && fat_meets(t) && !f(t) {
+            if store.indexed(t) && fat_meets(&self.fat[t as usize]) && !f(t) {
                 return;
             }
         }
@@ -340,7 +369,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         let count = (0..D).fold(1i64, |n, k| n.saturating_mul(r.1[k] - r.0[k] + 1));
         if self.cell == 0.0 || count > MAX_QUERY_CELLS.min(self.map.len() as i64 + 1) {
             for t in 0..store.slots() as u32 {
-                if store.indexed(t) && self.big_pos[t as usize] == NIL && fat_meets(t) && !f(t) {
+                if store.indexed(t) && self.big_pos[t as usize] == NIL && fat_meets(&self.fat[t as usize]) && !f(t) {
                     return;
                 }
             }
@@ -352,9 +381,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                 return;
             }
             let Some(&idx) = self.map.get(&Self::key(c)) else { return };
-            for &t in &self.cells[idx as usize] {
-                if fat_meets(t) {
-                    let b = &self.fat[t as usize];
+            for &(t, ref b) in &self.cells[idx as usize] {
+                if fat_meets(b) {
                     let home = (0..D).all(|k| self.coord(region.min[k].max(b.min()[k].to_f64())) == c[k]);
                     if home && store.indexed(t) && !f(t) {
                         go = false;
@@ -388,7 +416,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             let mut bad = None;
             Self::each_cell(&r, |c| {
                 filed += 1;
-                let ok = self.map.get(&Self::key(c)).is_some_and(|&idx| self.cells[idx as usize].contains(&s));
+                let ok = self
+                    .map
+                    .get(&Self::key(c))
+                    .is_some_and(|&idx| self.cells[idx as usize].iter().any(|e| e.0 == s && e.1 == self.fat[i]));
                 if !ok {
                     bad = Some(*c);
                 }
@@ -410,8 +441,17 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.fat.capacity() * size_of::<Aabb<S, D>>()
-            + (self.big_pos.capacity() + self.big.capacity() + self.free_cells.capacity() + self.refat.capacity()) * 4
+            + (self.big_pos.capacity()
+                + self.big.capacity()
+                + self.free_cells.capacity()
+                + self.refat.capacity()
+                + self.stamp.capacity())
+                * 4
             + self.map.capacity() * (size_of::<(u64, u32)>() + 1)
-            + self.cells.iter().map(|c| c.capacity() * 4 + size_of::<Vec<u32>>()).sum::<usize>()
+            + self
+                .cells
+                .iter()
+                .map(|c| c.capacity() * size_of::<(u32, Aabb<S, D>)>() + size_of::<Vec<u32>>())
+                .sum::<usize>()
     }
 }

@@ -58,7 +58,7 @@ mod store;
 
 pub use brute::BruteIndex;
 pub use engine::{Engine, SpatialIndex};
-pub use grid::GridIndex;
+pub use grid::{GridIndex, DEFAULT_MARGIN as GRID_DEFAULT_MARGIN};
 pub use pairs::{PairEvent, ProxyPair};
 pub use query::{Ray, RayHit, Sphere};
 pub use sap::SapIndex;

@@ -1,14 +1,17 @@
-//! The pair cache: the current pairs as a flat array, a hash index from a
-//! pair of slots to its position, and per-proxy intrusive lists.
+//! The pair cache: tracked pairs as records, a per-proxy array of
+//! `(partner, record)` entries, and the reported pairs as a flat array.
 //!
-//! Every operation is O(1) except visiting a proxy's pairs, which is O(its
-//! degree). Removal swaps the last pair into the hole and patches the lists,
-//! so the array stays dense and [`BroadPhase::pairs`](super::BroadPhase::pairs)
-//! is a plain slice. The hash index is never iterated, so its order cannot leak
-//! into the results.
+//! A proxy's pairs are contiguous, so walking them issues independent loads
+//! (the partners' boxes) that the processor overlaps, instead of chasing a
+//! linked list one cache miss at a time. Whether a pair is tracked is found
+//! by scanning the shorter of the two proxies' arrays (a few entries; a huge
+//! ground box meets a small box's short array), so no hash table is needed.
+//! Adding, flagging and removing a pair are O(1) after that lookup; removal
+//! swaps the last record or entry into the hole and patches its back
+//! references, so every array stays dense and
+//! [`BroadPhase::pairs`](super::BroadPhase::pairs) is a plain slice.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 use crate::ProxyId;
 
@@ -66,7 +69,7 @@ impl PairEvent {
 
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// A multiplicative hash of a 64-bit key (the two slots).
+/// A multiplicative hash of a 64-bit key (cell coordinates).
 #[derive(Default)]
 pub(crate) struct KeyHasher(u64);
 
@@ -90,17 +93,19 @@ impl Hasher for KeyHasher {
     }
 }
 
-#[inline]
-fn key(x: u32, y: u32) -> u64 {
-    let (lo, hi) = if x < y { (x, y) } else { (y, x) };
-    (lo as u64) << 32 | hi as u64
+/// The flag bit of an entry's record field: the exact boxes overlap.
+const EXACT: u32 = 1 << 31;
+
+/// A tracked pair: its ids, its position in the exact array (or `NIL`), and
+/// where its entries sit in the arrays of `a` and of `b`.
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    pair: ProxyPair,
+    exact: u32,
+    at: [u32; 2],
 }
 
-/// Links of a pair in the lists of its two proxies: `[prev, next]` in `a`'s
-/// list, then in `b`'s.
-type Links = [u32; 4];
-
-/// What to do with a tracked pair during a walk of a proxy's list.
+/// What to do with a tracked pair during a walk of a proxy's pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Stop tracking it (it ends if its boxes overlapped).
@@ -115,15 +120,12 @@ pub(crate) enum Verdict {
 /// the reported pairs, kept also as a dense array for [`PairCache::pairs`].
 #[derive(Default)]
 pub(crate) struct PairCache {
-    tracked: Vec<ProxyPair>,
-    links: Vec<Links>,
-    /// Position in `exact`, or `NIL`.
-    exact_pos: Vec<u32>,
+    recs: Vec<Rec>,
+    /// Per slot: `[partner, record | EXACT?]`.
+    adj: Vec<Vec<[u32; 2]>>,
     exact: Vec<ProxyPair>,
-    /// Position in `tracked` of each exact pair.
+    /// Record of each exact pair.
     exact_of: Vec<u32>,
-    heads: Vec<u32>,
-    index: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     scratch: Vec<u32>,
 }
 
@@ -134,137 +136,108 @@ impl PairCache {
     }
 
     pub fn tracked_len(&self) -> usize {
-        self.tracked.len()
+        self.recs.len()
     }
 
     /// Makes room for `slots` slots.
     pub fn grow(&mut self, slots: usize) {
-        if self.heads.len() < slots {
-            self.heads.resize(slots, NIL);
+        if self.adj.len() < slots {
+            self.adj.resize_with(slots, Vec::new);
         }
     }
 
+    /// The record of the pair of slots `x`, `y`, if tracked.
     #[inline]
     pub fn position(&self, x: u32, y: u32) -> Option<u32> {
-        self.index.get(&key(x, y)).copied()
+        let (s, t) = if self.adj[x as usize].len() <= self.adj[y as usize].len() { (x, y) } else { (y, x) };
+        self.adj[s as usize].iter().find(|e| e[0] == t).map(|e| e[1] & !EXACT)
     }
 
-    /// Which half of a pair's links belongs to slot `s`.
+    /// Sets the entry flags of record `pos` on both sides.
     #[inline]
-    fn side(&self, pos: u32, s: u32) -> usize {
-        if self.tracked[pos as usize].a.index() == s {
-            0
-        } else {
-            2
-        }
+    fn mark(&mut self, pos: u32, on: bool) {
+        let r = self.recs[pos as usize];
+        let v = if on { pos | EXACT } else { pos };
+        self.adj[r.pair.a.index() as usize][r.at[0] as usize][1] = v;
+        self.adj[r.pair.b.index() as usize][r.at[1] as usize][1] = v;
     }
 
-    /// Flags or unflags the tracked pair at `pos`; returns whether it changed.
-    #[inline]
+    /// Flags or unflags record `pos`; returns whether it changed.
     fn set_exact(&mut self, pos: u32, on: bool) -> bool {
-        let cur = self.exact_pos[pos as usize];
+        let cur = self.recs[pos as usize].exact;
         if on == (cur != NIL) {
             return false;
         }
         if on {
-            self.exact_pos[pos as usize] = self.exact.len() as u32;
-            self.exact.push(self.tracked[pos as usize]);
+            self.recs[pos as usize].exact = self.exact.len() as u32;
+            self.exact.push(self.recs[pos as usize].pair);
             self.exact_of.push(pos);
         } else {
             let last = self.exact.len() as u32 - 1;
             if cur != last {
                 let moved = self.exact_of[last as usize];
-                self.exact_pos[moved as usize] = cur;
+                self.recs[moved as usize].exact = cur;
             }
             self.exact.swap_remove(cur as usize);
             self.exact_of.swap_remove(cur as usize);
-            self.exact_pos[pos as usize] = NIL;
+            self.recs[pos as usize].exact = NIL;
         }
+        self.mark(pos, on);
         true
     }
 
     /// Tracks a pair that is not tracked, flagged `exact` or not.
     pub fn add(&mut self, p: ProxyPair, exact: bool) {
-        let pos = self.tracked.len() as u32;
-        let (sa, sb) = (p.a.index(), p.b.index());
-        let prev = self.index.insert(key(sa, sb), pos);
-        debug_assert!(prev.is_none(), "pair tracked twice");
-        self.tracked.push(p);
-        self.exact_pos.push(NIL);
-        let (ha, hb) = (self.heads[sa as usize], self.heads[sb as usize]);
-        self.links.push([NIL, ha, NIL, hb]);
-        if ha != NIL {
-            let side = self.side(ha, sa);
-            self.links[ha as usize][side] = pos;
-        }
-        if hb != NIL {
-            let side = self.side(hb, sb);
-            self.links[hb as usize][side] = pos;
-        }
-        self.heads[sa as usize] = pos;
-        self.heads[sb as usize] = pos;
+        debug_assert!(self.position(p.a.index(), p.b.index()).is_none(), "pair tracked twice");
+        let pos = self.recs.len() as u32;
+        let (sa, sb) = (p.a.index() as usize, p.b.index() as usize);
+        let at = [self.adj[sa].len() as u32, self.adj[sb].len() as u32];
+        self.adj[sa].push([sb as u32, pos]);
+        self.adj[sb].push([sa as u32, pos]);
+        self.recs.push(Rec { pair: p, exact: NIL, at });
         if exact {
             self.set_exact(pos, true);
         }
     }
 
-    /// Unlinks position `pos` from slot `s`'s list.
-    fn unlink(&mut self, pos: u32, s: u32) {
-        let side = self.side(pos, s);
-        let [prev, next] = [self.links[pos as usize][side], self.links[pos as usize][side + 1]];
-        if prev == NIL {
-            self.heads[s as usize] = next;
-        } else {
-            let ps = self.side(prev, s);
-            self.links[prev as usize][ps + 1] = next;
-        }
-        if next != NIL {
-            let ns = self.side(next, s);
-            self.links[next as usize][ns] = prev;
+    /// Removes entry `i` of slot `s`'s array, patching the entry moved into
+    /// its place.
+    fn drop_entry(&mut self, s: u32, i: u32) {
+        let list = &mut self.adj[s as usize];
+        list.swap_remove(i as usize);
+        if let Some(&[_, r]) = list.get(i as usize) {
+            let rec = &mut self.recs[(r & !EXACT) as usize];
+            let side = usize::from(rec.pair.a.index() != s);
+            rec.at[side] = i;
         }
     }
 
-    /// Re-points everything that referred to position `from` at `to`.
-    fn relocate(&mut self, from: u32, to: u32) {
-        let p = self.tracked[from as usize];
-        for (s, side) in [(p.a.index(), 0), (p.b.index(), 2)] {
-            let [prev, next] = [self.links[from as usize][side], self.links[from as usize][side + 1]];
-            if prev == NIL {
-                self.heads[s as usize] = to;
-            } else {
-                let ps = self.side(prev, s);
-                self.links[prev as usize][ps + 1] = to;
-            }
-            if next != NIL {
-                let ns = self.side(next, s);
-                self.links[next as usize][ns] = to;
-            }
-        }
-        let e = self.exact_pos[from as usize];
-        if e != NIL {
-            self.exact_of[e as usize] = to;
-        }
-        *self.index.get_mut(&key(p.a.index(), p.b.index())).expect("indexed pair") = to;
-    }
-
-    /// Stops tracking the pair of slots `x`, `y`; returns it if its boxes
-    /// overlapped (it ends).
-    pub fn remove(&mut self, x: u32, y: u32) -> Option<ProxyPair> {
-        let pos = self.index.remove(&key(x, y)).expect("tracked pair");
-        let p = self.tracked[pos as usize];
+    /// Stops tracking record `pos`; returns its pair if it was flagged.
+    fn remove_at(&mut self, pos: u32) -> Option<ProxyPair> {
         let was_exact = self.set_exact(pos, false);
-        self.unlink(pos, p.a.index());
-        self.unlink(pos, p.b.index());
-        let last = self.tracked.len() as u32 - 1;
+        let r = self.recs[pos as usize];
+        self.drop_entry(r.pair.a.index(), r.at[0]);
+        self.drop_entry(r.pair.b.index(), r.at[1]);
+        let last = self.recs.len() as u32 - 1;
         if pos != last {
-            // `pos` is unlinked, so no list still refers to it; point the
-            // last pair's neighbours and index entry at its new place.
-            self.relocate(last, pos);
+            // Move the last record into the hole and re-point its entries.
+            let m = self.recs[last as usize];
+            let flag = if m.exact != NIL { EXACT } else { 0 };
+            self.adj[m.pair.a.index() as usize][m.at[0] as usize][1] = pos | flag;
+            self.adj[m.pair.b.index() as usize][m.at[1] as usize][1] = pos | flag;
+            if m.exact != NIL {
+                self.exact_of[m.exact as usize] = pos;
+            }
         }
-        self.tracked.swap_remove(pos as usize);
-        self.links.swap_remove(pos as usize);
-        self.exact_pos.swap_remove(pos as usize);
-        was_exact.then_some(p)
+        self.recs.swap_remove(pos as usize);
+        was_exact.then_some(r.pair)
+    }
+
+    /// Stops tracking the pair of slots `x`, `y` (which must be tracked);
+    /// returns it if its boxes overlapped (it ends).
+    pub fn remove(&mut self, x: u32, y: u32) -> Option<ProxyPair> {
+        let pos = self.position(x, y).expect("tracked pair");
+        self.remove_at(pos)
     }
 
     /// Walks slot `s`'s tracked pairs, asking `verdict` about each partner;
@@ -272,23 +245,31 @@ impl PairCache {
     pub fn walk(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict, mut report: impl FnMut(PairEvent)) {
         let mut untrack = core::mem::take(&mut self.scratch);
         untrack.clear();
-        let mut pos = self.heads[s as usize];
-        while pos != NIL {
-            let p = self.tracked[pos as usize];
-            let side = self.side(pos, s);
-            let t = if side == 0 { p.b.index() } else { p.a.index() };
+        let n = self.adj[s as usize].len();
+        for i in 0..n {
+            let [t, r] = self.adj[s as usize][i];
             match verdict(t) {
-                Verdict::Untrack => untrack.push(t),
+                Verdict::Untrack => untrack.push(r & !EXACT),
                 Verdict::Keep(on) => {
-                    if self.set_exact(pos, on) {
+                    if on != (r & EXACT != 0) {
+                        let pos = r & !EXACT;
+                        self.set_exact(pos, on);
+                        let p = self.recs[pos as usize].pair;
                         report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
                     }
                 }
             }
-            pos = self.links[pos as usize][side + 1];
         }
-        for &t in &untrack {
-            if let Some(p) = self.remove(s, t) {
+        // Remove by pair, since each removal moves records and entries.
+        let pairs: Vec<(u32, u32)> = untrack
+            .iter()
+            .map(|&pos| {
+                let p = self.recs[pos as usize].pair;
+                (p.a.index(), p.b.index())
+            })
+            .collect();
+        for (a, b) in pairs {
+            if let Some(p) = self.remove(a, b) {
                 report(PairEvent::End(p));
             }
         }
@@ -296,83 +277,69 @@ impl PairCache {
     }
 
     /// Untracks every pair of `s`, reporting those that end.
-    pub fn remove_all(&mut self, s: u32, report: impl FnMut(PairEvent)) {
-        self.walk(s, |_| Verdict::Untrack, report);
+    pub fn remove_all(&mut self, s: u32, mut report: impl FnMut(PairEvent)) {
+        while let Some(&[_, r]) = self.adj[s as usize].last() {
+            if let Some(p) = self.remove_at(r & !EXACT) {
+                report(PairEvent::End(p));
+            }
+        }
     }
 
     /// Sets the flag of an already tracked pair, reporting a change.
     pub fn update_exact(&mut self, pos: u32, on: bool) -> Option<PairEvent> {
-        let p = self.tracked[pos as usize];
+        let p = self.recs[pos as usize].pair;
         self.set_exact(pos, on).then_some(if on { PairEvent::Begin(p) } else { PairEvent::End(p) })
     }
 
-    /// Every tracked pair with its position, as slots.
+    /// Every tracked pair with its record, as slots.
     pub fn tracked(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
-        self.tracked.iter().enumerate().map(|(i, p)| (i as u32, p.a.index(), p.b.index()))
+        self.recs.iter().enumerate().map(|(i, r)| (i as u32, r.pair.a.index(), r.pair.b.index()))
     }
 
     pub fn memory(&self) -> usize {
         use core::mem::size_of;
-        self.tracked.capacity() * size_of::<ProxyPair>()
-            + self.links.capacity() * size_of::<Links>()
-            + self.exact_pos.capacity() * 4
+        self.recs.capacity() * size_of::<Rec>()
             + self.exact.capacity() * size_of::<ProxyPair>()
-            + self.exact_of.capacity() * 4
-            + (self.heads.capacity() + self.scratch.capacity()) * 4
-            // hashbrown: a key, a value and a control byte per bucket.
-            + self.index.capacity() * (size_of::<(u64, u32)>() + 1)
+            + (self.exact_of.capacity() + self.scratch.capacity()) * 4
+            + self.adj.capacity() * size_of::<Vec<[u32; 2]>>()
+            + self.adj.iter().map(|v| v.capacity() * 8).sum::<usize>()
     }
 
-    /// Checks the index, the lists and the exact array against the tracked
-    /// array.
+    /// Checks records, entries and the exact array against each other.
     pub fn validate(&self) -> Result<(), String> {
-        let n = self.tracked.len();
-        if self.index.len() != n || self.links.len() != n || self.exact_pos.len() != n {
-            return Err(format!("pair cache: {n} tracked, {} indexed, {} links", self.index.len(), self.links.len()));
-        }
-        for (pos, p) in self.tracked.iter().enumerate() {
+        for (pos, r) in self.recs.iter().enumerate() {
+            let p = &r.pair;
             if p.a.index() >= p.b.index() {
                 return Err(format!("pair {pos} {p:?} is not ordered by slot"));
             }
-            if self.index.get(&key(p.a.index(), p.b.index())) != Some(&(pos as u32)) {
-                return Err(format!("pair {pos} {p:?} is not indexed at its position"));
+            let flag = if r.exact != NIL { EXACT } else { 0 };
+            for (side, (s, t)) in [(p.a.index(), p.b.index()), (p.b.index(), p.a.index())].into_iter().enumerate() {
+                let e = self.adj.get(s as usize).and_then(|l| l.get(r.at[side] as usize));
+                if e != Some(&[t, pos as u32 | flag]) {
+                    return Err(format!("pair {pos} {p:?}: entry {side} is {e:?}"));
+                }
             }
-            let e = self.exact_pos[pos];
-            if e != NIL && (self.exact.get(e as usize) != Some(p) || self.exact_of[e as usize] != pos as u32) {
-                return Err(format!("pair {pos} {p:?}: broken exact entry {e}"));
+            if r.exact != NIL
+                && (self.exact.get(r.exact as usize) != Some(p) || self.exact_of[r.exact as usize] != pos as u32)
+            {
+                return Err(format!("pair {pos} {p:?}: broken exact entry {}", r.exact));
             }
         }
+        let entries: usize = self.adj.iter().map(Vec::len).sum();
+        if entries != 2 * self.recs.len() {
+            return Err(format!("pair cache: {entries} entries for {} pairs", self.recs.len()));
+        }
         if self.exact.len() != self.exact_of.len()
-            || self.exact.len() != self.exact_pos.iter().filter(|&&e| e != NIL).count()
+            || self.exact.len() != self.recs.iter().filter(|r| r.exact != NIL).count()
         {
             return Err("pair cache: exact array and flags disagree".into());
         }
-        let mut seen = vec![0u8; n];
-        for s in 0..self.heads.len() as u32 {
-            let mut pos = self.heads[s as usize];
-            let mut prev = NIL;
-            while pos != NIL {
-                if pos as usize >= n {
-                    return Err(format!("slot {s}: list points past the pairs"));
-                }
-                let p = self.tracked[pos as usize];
-                if p.a.index() != s && p.b.index() != s {
-                    return Err(format!("slot {s}: list holds {p:?}"));
-                }
-                let side = self.side(pos, s);
-                if self.links[pos as usize][side] != prev {
-                    return Err(format!("slot {s}: broken back link at pair {pos}"));
-                }
-                seen[pos as usize] += 1;
-                if seen[pos as usize] > 2 {
-                    return Err(format!("pair {pos} listed more than twice"));
-                }
-                prev = pos;
-                pos = self.links[pos as usize][side + 1];
+        for (s, list) in self.adj.iter().enumerate() {
+            let mut partners: Vec<u32> = list.iter().map(|e| e[0]).collect();
+            partners.sort_unstable();
+            if partners.windows(2).any(|w| w[0] == w[1]) {
+                return Err(format!("slot {s}: a partner listed twice"));
             }
-        }
-        if let Some(pos) = seen.iter().position(|&c| c != 2) {
-            return Err(format!("pair {pos} is in {} lists, not 2", seen[pos]));
         }
         Ok(())
     }

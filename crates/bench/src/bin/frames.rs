@@ -1,0 +1,356 @@
+//! Per-frame cost of the persistent broad phases against recomputing every
+//! pair (the best one-shot search) and against parry3d's `Bvh` updated in
+//! place, all on the same frames, timed interleaved, medians reported.
+//!
+//! `cargo run --release -p broadphase-bench --bin frames [-- --quick]`
+//!
+//! The scene is "uniform" (unit cubes, L³ = 8N/3) in f32 3D. A fixed random
+//! subset of the proxies moves each frame by `--speed` (default 0.05) along
+//! its own fixed direction, bouncing off the world's walls.
+
+use std::time::Instant;
+
+use broadphase::persistent::{Engine, GridIndex, HashGrid, IncrementalSap};
+use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
+use broadphase_bench::ParryFrames;
+use broadphase_scenes::{to_f32, uniform_side, Scene};
+
+struct Args {
+    quick: bool,
+    margin: f64,
+    speed: f64,
+    only: Option<String>,
+    fraction: Option<f64>,
+    n: Option<usize>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        quick: false,
+        margin: broadphase::persistent::GRID_DEFAULT_MARGIN,
+        speed: 0.05,
+        only: None,
+        fraction: None,
+        n: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        match x.as_str() {
+            "--quick" => a.quick = true,
+            "--margin" => a.margin = it.next().and_then(|v| v.parse().ok()).expect("--margin RATIO"),
+            "--speed" => a.speed = it.next().and_then(|v| v.parse().ok()).expect("--speed STEP"),
+            "--only" => a.only = it.next(),
+            "--fraction" => a.fraction = it.next().and_then(|v| v.parse().ok()),
+            "--n" => a.n = it.next().and_then(|v| v.parse::<f64>().ok()).map(|v| v as usize),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    a
+}
+
+/// Boxes and their motion.
+struct World {
+    boxes: Vec<Aabb<f32, 3>>,
+    vel: Vec<[f32; 3]>,
+    moving: Vec<u32>,
+    side: f32,
+}
+
+impl World {
+    fn new(n: usize, fraction: f64, speed: f64, seed: u64) -> Self {
+        let boxes = to_f32(&Scene::Uniform.generate::<3>(n, seed));
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let vel = (0..n)
+            .map(|_| {
+                let d: [f64; 3] = core::array::from_fn(|_| next() * 2.0 - 1.0);
+                let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(1e-9);
+                d.map(|v| (v / len * speed) as f32)
+            })
+            .collect();
+        let k = ((n as f64) * fraction).round() as usize;
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (next() * (i + 1) as f64) as usize);
+        }
+        order.truncate(k);
+        order.sort_unstable();
+        Self { boxes, vel, moving: order, side: uniform_side(n, 3) as f32 }
+    }
+
+    /// Advances the moving boxes; returns the moves.
+    fn step(&mut self, moves: &mut Vec<(u32, Aabb<f32, 3>)>) {
+        moves.clear();
+        for &i in &self.moving {
+            let (b, v) = (&self.boxes[i as usize], &mut self.vel[i as usize]);
+            let mut min = *b.min();
+            let mut max = *b.max();
+            for k in 0..3 {
+                if min[k] + v[k] < 0.0 || max[k] + v[k] > self.side {
+                    v[k] = -v[k];
+                }
+                min[k] += v[k];
+                max[k] += v[k];
+            }
+            let nb = Aabb::new(min, max).unwrap();
+            self.boxes[i as usize] = nb;
+            moves.push((i, nb));
+        }
+    }
+}
+
+trait Contender {
+    fn name(&self) -> String;
+    fn frame(&mut self, w: &World, moves: &[(u32, Aabb<f32, 3>)]) -> usize;
+}
+
+struct Persistent {
+    bp: Box<dyn BroadPhase<f32, 3>>,
+    ids: Vec<ProxyId>,
+    events: Vec<PairEvent>,
+    batch: Vec<(ProxyId, Aabb<f32, 3>)>,
+}
+
+impl Persistent {
+    fn new(mut bp: Box<dyn BroadPhase<f32, 3>>, boxes: &[Aabb<f32, 3>]) -> Self {
+        let mut ids = Vec::new();
+        let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+        bp.insert_batch(&ps, &mut ids).unwrap();
+        let mut events = Vec::new();
+        bp.update(&mut events);
+        Self { bp, ids, events, batch: Vec::new() }
+    }
+}
+
+impl Contender for Persistent {
+    fn name(&self) -> String {
+        self.bp.name().to_string()
+    }
+
+    fn frame(&mut self, _w: &World, moves: &[(u32, Aabb<f32, 3>)]) -> usize {
+        self.batch.clear();
+        self.batch.extend(moves.iter().map(|(i, b)| (self.ids[*i as usize], *b)));
+        self.bp.set_aabb_batch(&self.batch).unwrap();
+        self.events.clear();
+        self.bp.update(&mut self.events);
+        self.bp.pairs().len()
+    }
+}
+
+struct OneShot {
+    ws: Workspace<f32>,
+    out: Vec<Pair>,
+}
+
+impl Contender for OneShot {
+    fn name(&self) -> String {
+        "one-shot auto (all pairs)".into()
+    }
+
+    fn frame(&mut self, w: &World, _moves: &[(u32, Aabb<f32, 3>)]) -> usize {
+        self.out.clear();
+        PairFinder::new(Algorithm::Auto).find_with(&mut self.ws, &w.boxes, &mut self.out).unwrap();
+        self.out.len()
+    }
+}
+
+struct Parry {
+    p: ParryFrames,
+    out: Vec<(u32, u32)>,
+}
+
+impl Contender for Parry {
+    fn name(&self) -> String {
+        "parry3d Bvh update+refit+traverse".into()
+    }
+
+    fn frame(&mut self, _w: &World, moves: &[(u32, Aabb<f32, 3>)]) -> usize {
+        self.p.frame(moves, &mut self.out)
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
+    let mut w = World::new(n, fraction, a.speed, 7);
+    let mut cs: Vec<Box<dyn Contender>> = Vec::new();
+    let want = |name: &str| a.only.as_deref().is_none_or(|o| name.contains(o));
+    if want("grid") {
+        let g = Engine::with_index(Default::default(), GridIndex::new(a.margin));
+        cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, &w.boxes)));
+    }
+    if want("sap") && (fraction <= 0.01 || n <= 10_000) {
+        cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), &w.boxes)));
+    }
+    if std::env::var_os("FRAMES_SOLO").is_some() {
+        // Profiling aid: the persistent contenders alone.
+        for f in 0..warm + frames {
+            w.step(&mut Vec::new());
+            let moves: Vec<_> = w.moving.iter().map(|&i| (i, w.boxes[i as usize])).collect();
+            let t = Instant::now();
+            for c in &mut cs {
+                c.frame(&w, &moves);
+            }
+            if f + 1 == warm + frames {
+                println!("last frame {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        return;
+    }
+    cs.push(Box::new(OneShot { ws: Workspace::new(), out: Vec::new() }));
+    cs.push(Box::new(Parry { p: ParryFrames::new(&w.boxes), out: Vec::new() }));
+    let mut moves = Vec::new();
+    let mut times = vec![Vec::new(); cs.len()];
+    let mut counts = vec![0; cs.len()];
+    for f in 0..warm + frames {
+        w.step(&mut moves);
+        for (k, c) in cs.iter_mut().enumerate() {
+            let t = Instant::now();
+            counts[k] = c.frame(&w, &moves);
+            if f >= warm {
+                times[k].push(t.elapsed().as_secs_f64());
+            }
+        }
+        assert!(counts.iter().all(|&c| c == counts[0]), "frame {f}: pair counts differ: {counts:?}");
+    }
+    let med: Vec<f64> = times.into_iter().map(median).collect();
+    let (one, parry) = (med[med.len() - 2], med[med.len() - 1]);
+    println!(
+        "\nN = {n}, {:.0}% moving {} per frame, {} pairs; medians of {frames} frames",
+        fraction * 100.0,
+        a.speed,
+        counts[0]
+    );
+    for (c, t) in cs.iter().zip(&med) {
+        println!(
+            "  {:38} {:>9.3} ms   one-shot/this {:>6.2}x   parry/this {:>6.2}x",
+            c.name(),
+            t * 1e3,
+            one / t,
+            parry / t
+        );
+    }
+}
+
+fn insert_case(n_new: usize, n_static: usize) {
+    let all = to_f32(&Scene::Uniform.generate::<3>(n_new + n_static, 11));
+    let (stat, new) = all.split_at(n_static);
+    let mut rows = Vec::new();
+    for make in [0, 1] {
+        let mut best = f64::INFINITY;
+        let mut one = f64::INFINITY;
+        for _ in 0..3 {
+            let mut bp: Box<dyn BroadPhase<f32, 3>> = if make == 0 {
+                Box::new(HashGrid::<f32, 3>::default())
+            } else {
+                Box::new(IncrementalSap::<f32, 3>::default())
+            };
+            let mut ids = Vec::new();
+            let mut ev = Vec::new();
+            if !stat.is_empty() {
+                let ps: Vec<_> = stat.iter().map(|b| Proxy::new(*b).kind(broadphase::BodyKind::Static)).collect();
+                bp.insert_batch(&ps, &mut ids).unwrap();
+                bp.update(&mut ev);
+            }
+            let ps: Vec<_> = new.iter().map(|b| Proxy::new(*b)).collect();
+            let t = Instant::now();
+            bp.insert_batch(&ps, &mut ids).unwrap();
+            ev.clear();
+            bp.update(&mut ev);
+            best = best.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let pairs = PairFinder::new(Algorithm::Auto).find(&all).unwrap();
+            one = one.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(pairs);
+            if make == 0 {
+                rows.push((bp.name(), best, one));
+            }
+        }
+        if make == 1 {
+            rows.push(("incremental-sap", best, one));
+        }
+        let (name, b, o) = rows.last().copied().unwrap();
+        let _ = (b, o);
+        println!(
+            "  batch insert {n_new} into {n_static} static, {name:16}: {:>8.2} ms; one-shot over all {:>8.2} ms; ratio {:.2}x",
+            best * 1e3,
+            one * 1e3,
+            best / one
+        );
+    }
+}
+
+fn memory_case(n: usize) {
+    let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 5));
+    for bp in [
+        Box::new(IncrementalSap::<f32, 3>::default()) as Box<dyn BroadPhase<f32, 3>>,
+        Box::new(HashGrid::<f32, 3>::default()),
+    ] {
+        let p = Persistent::new(bp, &boxes);
+        println!(
+            "  {:16} N = {n}: {:.1} bytes per proxy in all ({} pairs)",
+            p.bp.name(),
+            p.bp.memory() as f64 / n as f64,
+            p.bp.pairs().len()
+        );
+    }
+}
+
+fn still_case(n: usize) {
+    let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 3));
+    for bp in [
+        Box::new(IncrementalSap::<f32, 3>::default()) as Box<dyn BroadPhase<f32, 3>>,
+        Box::new(HashGrid::<f32, 3>::default()),
+    ] {
+        let mut p = Persistent::new(bp, &boxes);
+        let mut v = Vec::new();
+        for _ in 0..201 {
+            let t = Instant::now();
+            p.events.clear();
+            p.bp.update(&mut p.events);
+            v.push(t.elapsed().as_secs_f64());
+        }
+        println!("  still frame, {:16} N = {n}: {:.0} ns", p.bp.name(), median(v) * 1e9);
+    }
+}
+
+fn main() {
+    let a = args();
+    let (warm, frames) = if a.quick { (10, 10) } else { (40, 40) };
+    println!("# Persistent broad phases per frame (f32, 3D, uniform), grid margin ratio {}", a.margin);
+    let sizes: Vec<usize> = match a.n {
+        Some(n) => vec![n],
+        None if a.quick => vec![10_000],
+        None => vec![10_000, 100_000],
+    };
+    let fractions = a.fraction.map_or(vec![0.01, 0.1, 1.0], |f| vec![f]);
+    for &n in &sizes {
+        for &fraction in &fractions {
+            frames_case(n, fraction, &a, warm, frames);
+        }
+    }
+    if a.only.is_some() || a.fraction.is_some() {
+        return;
+    }
+    println!("\n# A frame in which nothing moved");
+    for n in if a.quick { vec![10_000] } else { vec![10_000, 1_000_000] } {
+        still_case(n);
+    }
+    println!("\n# Batch insert");
+    if a.quick {
+        insert_case(10_000, 0);
+    } else {
+        insert_case(100_000, 0);
+        insert_case(100_000, 1_000_000);
+    }
+    println!("\n# Memory");
+    memory_case(if a.quick { 100_000 } else { 1_000_000 });
+}
