@@ -124,6 +124,8 @@ struct OneShot<S: Scalar, const D: usize> {
     pairs: Vec<Pair>,
     cross: Vec<crate::CrossPair>,
     seen: Vec<u32>,
+    old: Vec<ProxyPair>,
+    new: Vec<ProxyPair>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -137,6 +139,8 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             pairs: Vec::new(),
             cross: Vec::new(),
             seen: Vec::new(),
+            old: Vec::new(),
+            new: Vec::new(),
         }
     }
 }
@@ -317,9 +321,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Brings the tracked pairs in line with one search over every live
-    /// proxy's tracked box: found pairs are tracked and flagged, the others
-    /// untracked.
+    /// Rebuilds the tracked pairs from one search over every live proxy's
+    /// tracked box, emitting the difference in reported pairs.
     fn sync_all(&mut self, events: &mut Vec<PairEvent>) {
         let mut sc = core::mem::take(&mut self.scratch);
         sc.boxes.clear();
@@ -334,34 +337,48 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         PairFinder::new(Algorithm::Auto)
             .find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs)
             .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
-        let before = self.cache.tracked_len();
-        sc.seen.clear();
-        sc.seen.resize(before, 0);
+        // Rebuild the cache in bulk (each pair is found once, so no lookups),
+        // then emit the difference of the old and new reported sets by a
+        // merge of the two sorted lists.
+        let mut old = core::mem::take(&mut sc.old);
+        old.clear();
+        old.extend_from_slice(self.cache.pairs());
+        self.cache.clear();
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            if !self.allowed(x, y) {
-                continue;
+            if self.allowed(x, y) {
+                let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
+                self.cache.add(self.pair(x, y), exact);
             }
-            match self.cache.position(x, y) {
-                Some(pos) => {
-                    if (pos as usize) < before {
-                        sc.seen[pos as usize] = 1;
+        }
+        let mut new = core::mem::take(&mut sc.new);
+        new.clear();
+        new.extend_from_slice(self.cache.pairs());
+        old.sort_unstable();
+        new.sort_unstable();
+        // Ends first, then begins, each ascending: the order `update` sorts
+        // into, so the final sort finds it done.
+        for pass in [0, 1] {
+            let (mut i, mut j) = (0, 0);
+            while i < old.len() || j < new.len() {
+                if j == new.len() || (i < old.len() && old[i] < new[j]) {
+                    if pass == 0 {
+                        events.push(PairEvent::End(old[i]));
                     }
-                    let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
-                    events.extend(self.cache.update_exact(pos, exact));
+                    i += 1;
+                } else if i == old.len() || new[j] < old[i] {
+                    if pass == 1 {
+                        events.push(PairEvent::Begin(new[j]));
+                    }
+                    j += 1;
+                } else {
+                    i += 1;
+                    j += 1;
                 }
-                None => self.try_track(x, y, events),
             }
         }
-        let stale: Vec<(u32, u32)> = self
-            .cache
-            .tracked()
-            .filter(|&(pos, _, _)| (pos as usize) < before && sc.seen[pos as usize] == 0)
-            .map(|(_, a, b)| (a, b))
-            .collect();
-        for (a, b) in stale {
-            events.extend(self.cache.remove(a, b).map(PairEvent::End));
-        }
+        sc.old = old;
+        sc.new = new;
         self.scratch = sc;
     }
 
@@ -522,7 +539,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         for s in core::mem::take(&mut self.store.cancelled) {
             self.store.free(s);
         }
-        events[start..].sort_unstable();
+        if !events[start..].is_sorted() {
+            events[start..].sort_unstable();
+        }
     }
 
     fn pairs(&self) -> &[ProxyPair] {

@@ -186,6 +186,14 @@ impl PairCache {
         true
     }
 
+    /// Forgets every pair (keeping the memory).
+    pub fn clear(&mut self) {
+        self.recs.clear();
+        self.exact.clear();
+        self.exact_of.clear();
+        self.adj.iter_mut().for_each(Vec::clear);
+    }
+
     /// Tracks a pair that is not tracked, flagged `exact` or not.
     pub fn add(&mut self, p: ProxyPair, exact: bool) {
         debug_assert!(self.position(p.a.index(), p.b.index()).is_none(), "pair tracked twice");
@@ -283,12 +291,6 @@ impl PairCache {
                 report(PairEvent::End(p));
             }
         }
-    }
-
-    /// Sets the flag of an already tracked pair, reporting a change.
-    pub fn update_exact(&mut self, pos: u32, on: bool) -> Option<PairEvent> {
-        let p = self.recs[pos as usize].pair;
-        self.set_exact(pos, on).then_some(if on { PairEvent::Begin(p) } else { PairEvent::End(p) })
     }
 
     /// Every tracked pair with its record, as slots.

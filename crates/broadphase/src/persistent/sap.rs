@@ -52,6 +52,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::query::Region;
 use super::store::{State, Store};
+use crate::sort::{keyed, payload, sort_keyed};
 use crate::{Aabb, Scalar};
 
 const SENTINEL: u32 = u32::MAX;
@@ -173,6 +174,57 @@ impl<S: Scalar> Axis<S> {
     }
 }
 
+/// The endpoints of `slots` on axis `k`, sorted (lower before upper at equal
+/// values), into `out`: a radix sort of the monotone keys, then an exact
+/// ordering of each run of equal keys.
+fn sorted_endpoints<S: Scalar, const D: usize>(
+    store: &Store<S, D>,
+    slots: &[u32],
+    k: usize,
+    out: &mut Vec<(S, u32)>,
+    bufs: &mut (Vec<u64>, Vec<u64>),
+) {
+    let value = |tag: u32| {
+        let b = &store.aabb[(tag >> 1) as usize];
+        if tag & 1 == 0 {
+            b.min()[k]
+        } else {
+            b.max()[k]
+        }
+    };
+    let (items, scratch) = bufs;
+    items.clear();
+    for &s in slots {
+        let b = &store.aabb[s as usize];
+        items.push(keyed(b.min()[k].sort_key(), s << 1));
+        items.push(keyed(b.max()[k].sort_key(), s << 1 | 1));
+    }
+    sort_keyed(items, scratch, false);
+    let mut start = 0;
+    while start < items.len() {
+        let key = items[start] >> 32;
+        let mut end = start + 1;
+        while end < items.len() && items[end] >> 32 == key {
+            end += 1;
+        }
+        if end - start > 1 {
+            items[start..end].sort_unstable_by(|&x, &y| {
+                let (tx, ty) = (payload(x), payload(y));
+                if before(value(tx), tx, value(ty), ty) {
+                    core::cmp::Ordering::Less
+                } else if before(value(ty), ty, value(tx), tx) {
+                    core::cmp::Ordering::Greater
+                } else {
+                    core::cmp::Ordering::Equal
+                }
+            });
+        }
+        start = end;
+    }
+    out.clear();
+    out.extend(items.iter().map(|&x| (value(payload(x)), payload(x))));
+}
+
 /// The index of [`IncrementalSap`](super::IncrementalSap): every axis sorted.
 #[derive(Clone, Debug)]
 pub struct SapIndex<S: Scalar, const D: usize> {
@@ -180,13 +232,14 @@ pub struct SapIndex<S: Scalar, const D: usize> {
     /// An upper bound of every indexed box's extent on each axis.
     extent: [f64; D],
     new: Vec<(S, u32)>,
+    scratch: (Vec<u64>, Vec<u64>),
 }
 
 impl<S: Scalar, const D: usize> Default for SapIndex<S, D> {
     fn default() -> Self {
         let mut axes: [Axis<S>; D] = core::array::from_fn(|_| Axis { value: Vec::new(), tag: Vec::new() });
         axes.iter_mut().for_each(Axis::reset);
-        Self { axes, extent: [0.0; D], new: Vec::new() }
+        Self { axes, extent: [0.0; D], new: Vec::new(), scratch: (Vec::new(), Vec::new()) }
     }
 }
 
@@ -290,21 +343,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
         if !frame.inserted.is_empty() {
             for k in 0..D {
                 let mut new = core::mem::take(&mut self.new);
-                new.clear();
-                for &s in &frame.inserted {
-                    let b = &store.aabb[s as usize];
-                    new.push((b.min()[k], s << 1));
-                    new.push((b.max()[k], s << 1 | 1));
-                }
-                new.sort_unstable_by(|x, y| {
-                    if before(x.0, x.1, y.0, y.1) {
-                        core::cmp::Ordering::Less
-                    } else if before(y.0, y.1, x.0, x.1) {
-                        core::cmp::Ordering::Greater
-                    } else {
-                        core::cmp::Ordering::Equal
-                    }
-                });
+                sorted_endpoints(store, &frame.inserted, k, &mut new, &mut self.scratch);
                 self.axes[k].merge(&new);
                 self.new = new;
             }
@@ -400,5 +439,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
     fn memory(&self) -> usize {
         self.axes.iter().map(|a| a.value.capacity() * core::mem::size_of::<S>() + a.tag.capacity() * 4).sum::<usize>()
             + self.new.capacity() * core::mem::size_of::<(S, u32)>()
+            + (self.scratch.0.capacity() + self.scratch.1.capacity()) * 8
     }
 }
