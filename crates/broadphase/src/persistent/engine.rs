@@ -112,6 +112,10 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     frame: Frame<S, D>,
     candidates: Vec<(u32, u32)>,
     scratch: OneShot<S, D>,
+    /// Whether the last update took the one-shot path: the reported pairs
+    /// are then `flat_pairs` (sorted) and no pair is tracked.
+    flat: bool,
+    flat_pairs: Vec<ProxyPair>,
 }
 
 /// Buffers of the one-shot path.
@@ -168,6 +172,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             frame: Frame::default(),
             candidates: Vec::new(),
             scratch: OneShot::default(),
+            flat: false,
+            flat_pairs: Vec::new(),
         }
     }
 
@@ -177,7 +183,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     }
 
     /// The number of tracked pairs (reported ones and, for indexes with
-    /// margins, pairs whose grown boxes overlap).
+    /// margins, pairs whose grown boxes overlap); 0 after a frame that took
+    /// the one-shot path, until the next incremental one.
     pub fn tracked_pairs(&self) -> usize {
         self.cache.tracked_len()
     }
@@ -321,15 +328,15 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Rebuilds the tracked pairs from one search over every live proxy's
-    /// tracked box, emitting the difference in reported pairs.
-    fn sync_all(&mut self, events: &mut Vec<PairEvent>) {
-        let mut sc = core::mem::take(&mut self.scratch);
+    /// The live slots and the boxes the index holds for them (`held`) or
+    /// their exact boxes, and every overlapping pair of those by one search.
+    fn search_all(&mut self, held: bool) {
+        let sc = &mut self.scratch;
         sc.boxes.clear();
         sc.slots.clear();
         for s in 0..self.store.slots() as u32 {
             if self.store.state[s as usize] == State::Live {
-                sc.boxes.push(self.index.tracked_box(&self.store, s));
+                sc.boxes.push(if held { self.index.tracked_box(&self.store, s) } else { self.store.aabb[s as usize] });
                 sc.slots.push(s);
             }
         }
@@ -337,13 +344,14 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         PairFinder::new(Algorithm::Auto)
             .find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs)
             .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
-        // Rebuild the cache in bulk (each pair is found once, so no lookups),
-        // then emit the difference of the old and new reported sets by a
-        // merge of the two sorted lists.
-        let mut old = core::mem::take(&mut sc.old);
-        old.clear();
-        old.extend_from_slice(self.cache.pairs());
+    }
+
+    /// Rebuilds the tracked pairs in bulk from one search over the held
+    /// boxes (each pair is found once, so no lookups).
+    fn track_all(&mut self) {
+        self.search_all(true);
         self.cache.clear();
+        let sc = core::mem::take(&mut self.scratch);
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
             if self.allowed(x, y) {
@@ -351,35 +359,32 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 self.cache.add(self.pair(x, y), exact);
             }
         }
-        let mut new = core::mem::take(&mut sc.new);
-        new.clear();
-        new.extend_from_slice(self.cache.pairs());
-        old.sort_unstable();
-        new.sort_unstable();
-        // Ends first, then begins, each ascending: the order `update` sorts
-        // into, so the final sort finds it done.
-        for pass in [0, 1] {
-            let (mut i, mut j) = (0, 0);
-            while i < old.len() || j < new.len() {
-                if j == new.len() || (i < old.len() && old[i] < new[j]) {
-                    if pass == 0 {
-                        events.push(PairEvent::End(old[i]));
-                    }
-                    i += 1;
-                } else if i == old.len() || new[j] < old[i] {
-                    if pass == 1 {
-                        events.push(PairEvent::Begin(new[j]));
-                    }
-                    j += 1;
-                } else {
-                    i += 1;
-                    j += 1;
-                }
+        self.scratch = sc;
+    }
+
+    /// The reported pairs, sorted, into `out`.
+    fn sorted_pairs(&self, out: &mut Vec<ProxyPair>) {
+        out.clear();
+        out.extend_from_slice(self.pairs());
+        if !self.flat {
+            out.sort_unstable();
+        }
+    }
+
+    /// Every allowed overlapping pair of live proxies, sorted, by one search
+    /// over the exact boxes.
+    fn exact_all(&mut self, out: &mut Vec<ProxyPair>) {
+        self.search_all(false);
+        out.clear();
+        let sc = core::mem::take(&mut self.scratch);
+        for p in &sc.pairs {
+            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+            if self.allowed(x, y) {
+                out.push(self.pair(x, y));
             }
         }
-        sc.old = old;
-        sc.new = new;
         self.scratch = sc;
+        out.sort_unstable();
     }
 
     /// The pairs of the inserted proxies (among themselves and with the
@@ -512,13 +517,37 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             return;
         }
         self.apply_changes();
-        self.drop_removed(events);
         let mut cand = core::mem::take(&mut self.candidates);
         cand.clear();
         if self.use_oneshot() {
+            // Most proxies changed: one search over the exact boxes, the
+            // events by a merge with the previous pairs, and no pair
+            // tracking until an incremental frame needs it ("flat" mode).
+            let (mut old, mut new) = (core::mem::take(&mut self.scratch.old), core::mem::take(&mut self.scratch.new));
+            self.sorted_pairs(&mut old);
             self.index.rebuild(&self.store);
-            self.sync_all(events);
+            self.cache.clear();
+            self.exact_all(&mut new);
+            diff(&old, &new, events);
+            core::mem::swap(&mut self.flat_pairs, &mut new);
+            self.flat = true;
+            (self.scratch.old, self.scratch.new) = (old, new);
+        } else if self.flat {
+            // Back to incremental frames: bring the index up to date, track
+            // every pair in bulk, and report the difference.
+            self.frame.inserted_candidates = false;
+            self.index.update(&self.store, &self.frame, &mut cand);
+            let mut old = core::mem::take(&mut self.flat_pairs);
+            self.flat = false;
+            self.track_all();
+            let mut new = core::mem::take(&mut self.scratch.new);
+            self.sorted_pairs(&mut new);
+            diff(&old, &new, events);
+            old.clear();
+            self.flat_pairs = old;
+            self.scratch.new = new;
         } else {
+            self.drop_removed(events);
             let inserted_by_oneshot = I::ONESHOT
                 && self.frame.inserted.len() >= ONESHOT_MIN
                 && self.frame.inserted.len() * 64 >= self.store.len();
@@ -545,7 +574,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     }
 
     fn pairs(&self) -> &[ProxyPair] {
-        self.cache.pairs()
+        if self.flat {
+            &self.flat_pairs
+        } else {
+            self.cache.pairs()
+        }
     }
 
     fn aabb(&self, id: ProxyId) -> Result<Aabb<S, D>, ProxyError> {
@@ -599,13 +632,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.store.validate()?;
         self.cache.validate()?;
         let st = &self.store;
+        if self.flat {
+            if self.cache.tracked_len() != 0 {
+                return Err("flat mode with tracked pairs".into());
+            }
+            if !self.flat_pairs.windows(2).all(|w| w[0] < w[1]) {
+                return Err("flat pairs not sorted and distinct".into());
+            }
+        }
         for (_, x, y) in self.cache.tracked() {
             let p = self.pair(x, y);
             if !self.index.tracks(st, x, y) {
                 return Err(format!("pair {p:?}: tracked, but the index does not hold it"));
             }
         }
-        for p in self.cache.pairs() {
+        for p in self.pairs() {
             let (x, y) = (p.a().index(), p.b().index());
             for id in [p.a(), p.b()] {
                 let s = id.index();
@@ -625,5 +666,29 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
 
     fn memory(&self) -> usize {
         self.store.memory() + self.cache.memory() + self.index.memory()
+    }
+}
+
+/// Appends the difference between two sorted pair lists: ends (in `old`
+/// only), then begins (in `new` only), each ascending.
+fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>) {
+    for pass in [0, 1] {
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            if j == new.len() || (i < old.len() && old[i] < new[j]) {
+                if pass == 0 {
+                    events.push(PairEvent::End(old[i]));
+                }
+                i += 1;
+            } else if i == old.len() || new[j] < old[i] {
+                if pass == 1 {
+                    events.push(PairEvent::Begin(new[j]));
+                }
+                j += 1;
+            } else {
+                i += 1;
+                j += 1;
+            }
+        }
     }
 }
