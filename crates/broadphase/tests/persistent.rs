@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use broadphase::persistent::{BruteForce, HashGrid, IncrementalSap};
+use broadphase::persistent::{BruteForce, DynamicTree, HashGrid, IncrementalSap};
 use broadphase::{
     Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyError, ProxyId, Ray, Scalar, Sphere,
 };
@@ -271,7 +271,12 @@ impl<S: Scalar, const D: usize> Checker<S, D> {
                 .filter(|(_, p)| accepted(p) && slab(&ray, &p.aabb).is_some())
                 .map(|(id, _)| *id)
                 .collect();
-            assert_eq!(ids, want, "{name}: cast_ray_all");
+            assert_eq!(
+                ids,
+                want,
+                "{name}: cast_ray_all {ray:?} {:?}",
+                self.model.live.values().map(|p| p.aabb).collect::<Vec<_>>()
+            );
             for h in &all {
                 assert_eq!(Some(h.fraction), slab(&ray, &self.model.live[&h.id].aabb), "{name}: fraction");
             }
@@ -396,6 +401,7 @@ fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: Pa
         Checker::<S, D>::new(Box::new(BruteForce::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(IncrementalSap::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(HashGrid::<S, D>::new(policy)), policy),
+        Checker::<S, D>::new(Box::new(DynamicTree::<S, D>::new(policy)), policy),
     ];
     for c in &mut checkers {
         let mut user = 0u64;
@@ -548,6 +554,7 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
         Box::new(BruteForce::<f64, D>::default()) as Box<dyn BroadPhase<f64, D>>,
         Box::new(IncrementalSap::<f64, D>::default()),
         Box::new(HashGrid::<f64, D>::default()),
+        Box::new(DynamicTree::<f64, D>::default()),
     ] {
         let mut c = Checker::new(bp, PairPolicy::default());
         script(&mut c, &mut Rng(seed));
@@ -683,6 +690,7 @@ fn event_stream_is_deterministic_and_pinned() {
         Box::new(BruteForce::<f32, 2>::default()) as Box<dyn BroadPhase<f32, 2>>,
         Box::new(IncrementalSap::<f32, 2>::default()),
         Box::new(HashGrid::<f32, 2>::default()),
+        Box::new(DynamicTree::<f32, 2>::default()),
     ] {
         let mut bp = bp;
         let mut rng = Rng(77);

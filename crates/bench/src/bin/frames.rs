@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use broadphase::persistent::{Engine, GridIndex, HashGrid, IncrementalSap};
+use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap};
 use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
 use broadphase_bench::ParryFrames;
 use broadphase_scenes::{to_f32, uniform_side, Scene};
@@ -187,6 +187,9 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         let g = Engine::with_index(Default::default(), GridIndex::new(a.margin));
         cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, &w.boxes)));
     }
+    if want("tree") {
+        cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), &w.boxes)));
+    }
     if want("sap") && (fraction <= 0.01 || n <= 10_000) {
         cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), &w.boxes)));
     }
@@ -240,19 +243,22 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
     }
 }
 
+fn makers() -> Vec<(&'static str, fn() -> Box<dyn BroadPhase<f32, 3>>)> {
+    vec![
+        ("hash-grid", || Box::new(HashGrid::<f32, 3>::default())),
+        ("dynamic-tree", || Box::new(DynamicTree::<f32, 3>::default())),
+        ("incremental-sap", || Box::new(IncrementalSap::<f32, 3>::default())),
+    ]
+}
+
 fn insert_case(n_new: usize, n_static: usize) {
     let all = to_f32(&Scene::Uniform.generate::<3>(n_new + n_static, 11));
     let (stat, new) = all.split_at(n_static);
-    let mut rows = Vec::new();
-    for make in [0, 1] {
+    for (name, make) in makers() {
         let mut best = f64::INFINITY;
         let mut one = f64::INFINITY;
         for _ in 0..3 {
-            let mut bp: Box<dyn BroadPhase<f32, 3>> = if make == 0 {
-                Box::new(HashGrid::<f32, 3>::default())
-            } else {
-                Box::new(IncrementalSap::<f32, 3>::default())
-            };
+            let mut bp = make();
             let mut ids = Vec::new();
             let mut ev = Vec::new();
             if !stat.is_empty() {
@@ -270,15 +276,7 @@ fn insert_case(n_new: usize, n_static: usize) {
             let pairs = PairFinder::new(Algorithm::Auto).find(&all).unwrap();
             one = one.min(t.elapsed().as_secs_f64());
             std::hint::black_box(pairs);
-            if make == 0 {
-                rows.push((bp.name(), best, one));
-            }
         }
-        if make == 1 {
-            rows.push(("incremental-sap", best, one));
-        }
-        let (name, b, o) = rows.last().copied().unwrap();
-        let _ = (b, o);
         println!(
             "  batch insert {n_new} into {n_static} static, {name:16}: {:>8.2} ms; one-shot over all {:>8.2} ms; ratio {:.2}x",
             best * 1e3,
@@ -290,11 +288,8 @@ fn insert_case(n_new: usize, n_static: usize) {
 
 fn memory_case(n: usize) {
     let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 5));
-    for bp in [
-        Box::new(IncrementalSap::<f32, 3>::default()) as Box<dyn BroadPhase<f32, 3>>,
-        Box::new(HashGrid::<f32, 3>::default()),
-    ] {
-        let p = Persistent::new(bp, &boxes);
+    for (_, make) in makers() {
+        let p = Persistent::new(make(), &boxes);
         println!(
             "  {:16} N = {n}: {:.1} bytes per proxy in all ({} pairs)",
             p.bp.name(),
@@ -306,11 +301,8 @@ fn memory_case(n: usize) {
 
 fn still_case(n: usize) {
     let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 3));
-    for bp in [
-        Box::new(IncrementalSap::<f32, 3>::default()) as Box<dyn BroadPhase<f32, 3>>,
-        Box::new(HashGrid::<f32, 3>::default()),
-    ] {
-        let mut p = Persistent::new(bp, &boxes);
+    for (_, make) in makers() {
+        let mut p = Persistent::new(make(), &boxes);
         let mut v = Vec::new();
         for _ in 0..201 {
             let t = Instant::now();

@@ -46,6 +46,7 @@
 //! |---|---|---|---|
 //! | [`BruteForce`] | none | every proxy | tiny worlds; the reference |
 //! | [`IncrementalSap`] | endpoints sorted on every axis | swaps while re-sorting | 1D/2D, sparse 3D, small steps |
+//! | [`DynamicTree`] | fat boxes in two AVL-balanced trees (static, moving) | tree queries of re-inserted proxies | varied sizes, large static worlds |
 //! | [`HashGrid`] | fat boxes in hashed cells | cells of a re-fattened proxy | many similar-sized objects, dense 3D |
 
 mod brute;
@@ -55,6 +56,7 @@ mod pairs;
 mod query;
 mod sap;
 mod store;
+mod tree;
 
 pub use brute::BruteIndex;
 pub use engine::{Engine, SpatialIndex};
@@ -62,6 +64,7 @@ pub use grid::{GridIndex, DEFAULT_MARGIN as GRID_DEFAULT_MARGIN};
 pub use pairs::{PairEvent, ProxyPair};
 pub use query::{Ray, RayHit, Sphere};
 pub use sap::SapIndex;
+pub use tree::{TreeIndex, DEFAULT_MARGIN as TREE_DEFAULT_MARGIN};
 
 use crate::{Aabb, Scalar};
 
@@ -74,6 +77,10 @@ pub type BruteForce<S, const D: usize> = Engine<S, D, BruteIndex>;
 /// lower endpoint passes an upper one the pair becomes a candidate. See
 /// [`SapIndex`].
 pub type IncrementalSap<S, const D: usize> = Engine<S, D, SapIndex<S, D>>;
+
+/// Dynamic AABB trees over fat boxes (one for static proxies, one for
+/// moving ones), with SAH-guided insertion and rotations. See [`TreeIndex`].
+pub type DynamicTree<S, const D: usize> = Engine<S, D, TreeIndex<S, D>>;
 
 /// An incremental hash grid over fat boxes, with a list for proxies much
 /// larger than a cell. See [`GridIndex`].

@@ -124,17 +124,21 @@ impl<S: Scalar, const D: usize> Ray<S, D> {
         Some(t0)
     }
 
-    /// The region the ray sweeps up to `max`, widened for rounding.
+    /// The region the ray sweeps up to `max`, padded for rounding.
     pub(crate) fn region(&self, max: f64) -> Region<D> {
         let mut r = Region { min: [0.0; D], max: [0.0; D] };
         for k in 0..D {
             let o = self.origin[k].to_f64();
             let d = self.direction[k].to_f64();
             let end = if d == 0.0 { o } else { o + d * max };
-            r.min[k] = o.min(end);
-            r.max[k] = o.max(end);
+            // The slab test rounds `(bound - origin) / d`, an error of the
+            // order of an ulp of the larger of |origin| and |end|: pad by
+            // more than that, so the region holds every box the test hits.
+            let pad = (o.abs() + end.abs()) * 1e-9 + f64::MIN_POSITIVE;
+            r.min[k] = o.min(end) - pad;
+            r.max[k] = o.max(end) + pad;
         }
-        r.widened()
+        r
     }
 }
 

@@ -1,0 +1,598 @@
+//! Dynamic AABB trees over fat boxes (Bullet's dbvt, Box2D's dynamic tree).
+//!
+//! # Idea
+//!
+//! Proxies are leaves of binary trees of boxes. A leaf holds a *fat* box: the
+//! exact box grown by a margin and stretched along the last displacement
+//! (predicted motion), so a proxy moving steadily stays inside it for many
+//! frames. As in the grid, pairs whose fat boxes overlap are tracked by the
+//! engine and flagged by the exact test; a proxy that moves within its fat
+//! box touches no tree and finds no new pair. Only a proxy that leaves its fat
+//! box is re-inserted (the move buffer is the engine's list of moved
+//! proxies), and only re-inserted, inserted and re-filtered proxies query the
+//! trees for candidates.
+//!
+//! Static proxies live in their own tree, which moving proxies query but
+//! which never queries itself (static–static pairs are never reported), so a
+//! large static world costs nothing per frame beyond the queries of the
+//! proxies that move through it.
+//!
+//! # Insertion
+//!
+//! A leaf descends from the root towards the child whose box grows the least
+//! in surface area (the SAH-guided descent of Box2D), stopping where making
+//! it a sibling is cheaper than descending. On the way back up, AVL-style
+//! rotations keep the height logarithmic. A rebuild (after a frame in which
+//! most proxies changed) builds both trees top-down instead, splitting at the
+//! median centre of the widest axis: O(n log n) and a good tree.
+
+use super::engine::{sealed::IndexImpl, Frame};
+use super::pairs::NIL;
+use super::query::Region;
+use super::store::{State, Store};
+use crate::{Aabb, BodyKind, Scalar};
+
+/// The default margin, as a fraction of the typical box extent.
+pub const DEFAULT_MARGIN: f64 = 0.1;
+/// How many frames of the last displacement a fat box anticipates.
+const PREDICT: f64 = 2.0;
+
+#[derive(Clone, Copy, Debug)]
+struct Node<S: Scalar, const D: usize> {
+    aabb: Aabb<S, D>,
+    parent: u32,
+    /// Children, or `[NIL, slot]` for a leaf.
+    child: [u32; 2],
+    height: u32,
+}
+
+impl<S: Scalar, const D: usize> Node<S, D> {
+    #[inline]
+    fn is_leaf(&self) -> bool {
+        self.child[0] == NIL
+    }
+}
+
+/// One binary tree of boxes.
+#[derive(Clone, Debug)]
+struct Tree<S: Scalar, const D: usize> {
+    nodes: Vec<Node<S, D>>,
+    root: u32,
+    free: Vec<u32>,
+    leaves: usize,
+}
+
+impl<S: Scalar, const D: usize> Default for Tree<S, D> {
+    fn default() -> Self {
+        Self { nodes: Vec::new(), root: NIL, free: Vec::new(), leaves: 0 }
+    }
+}
+
+impl<S: Scalar, const D: usize> Tree<S, D> {
+    fn alloc(&mut self, node: Node<S, D>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                self.nodes.len() as u32 - 1
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.free.clear();
+        self.root = NIL;
+        self.leaves = 0;
+    }
+
+    #[inline]
+    fn n(&self, i: u32) -> &Node<S, D> {
+        &self.nodes[i as usize]
+    }
+
+    #[inline]
+    fn nm(&mut self, i: u32) -> &mut Node<S, D> {
+        &mut self.nodes[i as usize]
+    }
+
+    /// Inserts a leaf for `slot`; returns its node.
+    fn insert(&mut self, slot: u32, aabb: Aabb<S, D>) -> u32 {
+        self.leaves += 1;
+        let leaf = self.alloc(Node { aabb, parent: NIL, child: [NIL, slot], height: 0 });
+        if self.root == NIL {
+            self.root = leaf;
+            return leaf;
+        }
+        // Descend while a child is a cheaper place than here.
+        let mut i = self.root;
+        while !self.n(i).is_leaf() {
+            let node = *self.n(i);
+            let area = node.aabb.half_area();
+            let combined = node.aabb.union(&aabb).half_area();
+            let here = 2.0 * combined;
+            let inherit = 2.0 * (combined - area);
+            let cost = |c: u32| {
+                let c = self.n(c);
+                let grown = aabb.union(&c.aabb).half_area();
+                inherit + if c.is_leaf() { grown } else { grown - c.aabb.half_area() }
+            };
+            let (c0, c1) = (cost(node.child[0]), cost(node.child[1]));
+            if here < c0 && here < c1 {
+                break;
+            }
+            i = if c0 <= c1 { node.child[0] } else { node.child[1] };
+        }
+        let sibling = i;
+        let old_parent = self.n(sibling).parent;
+        let parent = self.alloc(Node {
+            aabb: aabb.union(&self.n(sibling).aabb),
+            parent: old_parent,
+            child: [sibling, leaf],
+            height: self.n(sibling).height + 1,
+        });
+        self.nm(sibling).parent = parent;
+        self.nm(leaf).parent = parent;
+        if old_parent == NIL {
+            self.root = parent;
+        } else {
+            let p = self.nm(old_parent);
+            let side = usize::from(p.child[0] != sibling);
+            p.child[side] = parent;
+        }
+        self.refit_up(parent);
+        leaf
+    }
+
+    /// Removes a leaf.
+    fn remove(&mut self, leaf: u32) {
+        self.leaves -= 1;
+        self.free.push(leaf);
+        if leaf == self.root {
+            self.root = NIL;
+            return;
+        }
+        let parent = self.n(leaf).parent;
+        let p = *self.n(parent);
+        let sibling = if p.child[0] == leaf { p.child[1] } else { p.child[0] };
+        self.free.push(parent);
+        let grand = p.parent;
+        self.nm(sibling).parent = grand;
+        if grand == NIL {
+            self.root = sibling;
+        } else {
+            let g = self.nm(grand);
+            let side = usize::from(g.child[0] != parent);
+            g.child[side] = sibling;
+            self.refit_up(grand);
+        }
+    }
+
+    /// Walks from `i` to the root, rebalancing and refitting.
+    fn refit_up(&mut self, mut i: u32) {
+        while i != NIL {
+            i = self.balance(i);
+            let [a, b] = self.n(i).child;
+            let (na, nb) = (*self.n(a), *self.n(b));
+            let node = self.nm(i);
+            node.height = 1 + na.height.max(nb.height);
+            node.aabb = na.aabb.union(&nb.aabb);
+            i = node.parent;
+        }
+    }
+
+    /// An AVL rotation at `a` if its children's heights differ by more than
+    /// one; returns the node now at `a`'s place.
+    ///
+    /// ```text
+    ///        a                c            (the taller child c rises; of
+    ///      /   \            /   \           its children, the taller one
+    ///     b     c    ->    a     f          stays with it, the other goes
+    ///          / \        / \               down to a)
+    ///         f   g      b   g
+    /// ```
+    fn balance(&mut self, a: u32) -> u32 {
+        let na = *self.n(a);
+        if na.is_leaf() || na.height < 2 {
+            return a;
+        }
+        let [b, c] = na.child;
+        let diff = self.n(c).height as i64 - self.n(b).height as i64;
+        if diff.abs() <= 1 {
+            return a;
+        }
+        // `up` is the taller child, `keep` the other child of `a`; `side` is
+        // where `up` hangs under `a`.
+        let (up, keep, side) = if diff > 0 { (c, b, 1) } else { (b, c, 0) };
+        let [f, g] = self.n(up).child;
+        let (tall, short) = if self.n(f).height > self.n(g).height { (f, g) } else { (g, f) };
+        // `up` takes `a`'s place.
+        let parent = na.parent;
+        self.nm(up).parent = parent;
+        if parent == NIL {
+            self.root = up;
+        } else {
+            let p = self.nm(parent);
+            let s = usize::from(p.child[0] != a);
+            p.child[s] = up;
+        }
+        // `a` keeps `keep` and takes `short` where `up` was.
+        let mut ac = [NIL; 2];
+        ac[1 - side] = keep;
+        ac[side] = short;
+        self.nm(short).parent = a;
+        self.nm(a).child = ac;
+        self.nm(a).parent = up;
+        let (nk, ns) = (*self.n(keep), *self.n(short));
+        {
+            let node = self.nm(a);
+            node.aabb = nk.aabb.union(&ns.aabb);
+            node.height = 1 + nk.height.max(ns.height);
+        }
+        // `up` holds `a` and `tall`.
+        self.nm(up).child = [a, tall];
+        let (na2, nt) = (*self.n(a), *self.n(tall));
+        let node = self.nm(up);
+        node.aabb = na2.aabb.union(&nt.aabb);
+        node.height = 1 + na2.height.max(nt.height);
+        up
+    }
+
+    /// Builds the tree top-down over `items` (slot, box), returning the
+    /// leaf node of each item in `leaf_of`.
+    fn build(&mut self, items: &mut [(u32, Aabb<S, D>)], leaf_of: &mut [u32]) {
+        self.clear();
+        if items.is_empty() {
+            return;
+        }
+        self.leaves = items.len();
+        self.nodes.reserve(2 * items.len());
+        self.root = self.build_range(items, NIL, leaf_of);
+    }
+
+    fn build_range(&mut self, items: &mut [(u32, Aabb<S, D>)], parent: u32, leaf_of: &mut [u32]) -> u32 {
+        if items.len() == 1 {
+            let (slot, aabb) = items[0];
+            let i = self.alloc(Node { aabb, parent, child: [NIL, slot], height: 0 });
+            leaf_of[slot as usize] = i;
+            return i;
+        }
+        let mut lo = [f64::INFINITY; D];
+        let mut hi = [f64::NEG_INFINITY; D];
+        for (_, b) in items.iter() {
+            for k in 0..D {
+                let c = b.center(k);
+                lo[k] = lo[k].min(c);
+                hi[k] = hi[k].max(c);
+            }
+        }
+        let axis = (0..D).max_by(|&x, &y| (hi[x] - lo[x]).total_cmp(&(hi[y] - lo[y]))).unwrap_or(0);
+        let mid = items.len() / 2;
+        items.select_nth_unstable_by(mid, |x, y| x.1.center(axis).total_cmp(&y.1.center(axis)));
+        let me = self.alloc(Node { aabb: items[0].1, parent, child: [NIL, NIL], height: 0 });
+        let (left, right) = items.split_at_mut(mid);
+        let a = self.build_range(left, me, leaf_of);
+        let b = self.build_range(right, me, leaf_of);
+        let (na, nb) = (*self.n(a), *self.n(b));
+        let node = self.nm(me);
+        node.child = [a, b];
+        node.aabb = na.aabb.union(&nb.aabb);
+        node.height = 1 + na.height.max(nb.height);
+        me
+    }
+
+    /// Calls `f(slot, box)` for each leaf whose box meets `test`'s region,
+    /// until `f` returns `false`; returns `false` if stopped.
+    fn query(
+        &self,
+        meets: &impl Fn(&Aabb<S, D>) -> bool,
+        stack: &mut Vec<u32>,
+        f: &mut dyn FnMut(u32) -> bool,
+    ) -> bool {
+        if self.root == NIL {
+            return true;
+        }
+        stack.clear();
+        stack.push(self.root);
+        while let Some(i) = stack.pop() {
+            let node = self.n(i);
+            if !meets(&node.aabb) {
+                continue;
+            }
+            if node.is_leaf() {
+                if !f(node.child[1]) {
+                    return false;
+                }
+            } else {
+                stack.push(node.child[0]);
+                stack.push(node.child[1]);
+            }
+        }
+        true
+    }
+
+    /// Checks links, heights, boxes and balance; returns the leaves seen.
+    fn validate(&self, name: &str) -> Result<Vec<(u32, u32)>, String> {
+        let mut leaves = Vec::new();
+        if self.root == NIL {
+            return Ok(leaves);
+        }
+        if self.n(self.root).parent != NIL {
+            return Err(format!("{name} tree: the root has a parent"));
+        }
+        let mut stack = vec![self.root];
+        while let Some(i) = stack.pop() {
+            let node = self.n(i);
+            if node.is_leaf() {
+                if node.height != 0 {
+                    return Err(format!("{name} tree: leaf {i} has height {}", node.height));
+                }
+                leaves.push((node.child[1], i));
+                continue;
+            }
+            let [a, b] = node.child;
+            let (na, nb) = (self.n(a), self.n(b));
+            if na.parent != i || nb.parent != i {
+                return Err(format!("{name} tree: node {i}'s children do not point back"));
+            }
+            if node.height != 1 + na.height.max(nb.height) {
+                return Err(format!("{name} tree: node {i} has a wrong height"));
+            }
+            if node.aabb != na.aabb.union(&nb.aabb) {
+                return Err(format!("{name} tree: node {i}'s box is not its children's union"));
+            }
+            stack.push(a);
+            stack.push(b);
+        }
+        if leaves.len() != self.leaves {
+            return Err(format!("{name} tree: {} leaves, counted {}", leaves.len(), self.leaves));
+        }
+        // The rotations keep the height logarithmic (an AVL tree's height is
+        // below 1.45 log2(n + 2)); allow a little slack for the single
+        // rotations.
+        let bound = 2.0 * ((leaves.len() + 2) as f64).log2() + 2.0;
+        let h = self.n(self.root).height as f64;
+        if h > bound {
+            return Err(format!("{name} tree: height {h} for {} leaves (bound {bound:.1})", leaves.len()));
+        }
+        Ok(leaves)
+    }
+}
+
+/// The index of [`DynamicTree`](super::DynamicTree): a tree of static
+/// proxies and a tree of moving ones.
+#[derive(Clone, Debug)]
+pub struct TreeIndex<S: Scalar, const D: usize> {
+    margin_ratio: f64,
+    margin: f64,
+    trees: [Tree<S, D>; 2],
+    /// Leaf node of each indexed slot (in the tree its kind picks).
+    leaf: Vec<u32>,
+    stamp: Vec<u32>,
+    clock: u32,
+    refat: Vec<u32>,
+    items: Vec<(u32, Aabb<S, D>)>,
+    stack: Vec<u32>,
+}
+
+impl<S: Scalar, const D: usize> Default for TreeIndex<S, D> {
+    fn default() -> Self {
+        Self::new(DEFAULT_MARGIN)
+    }
+}
+
+#[inline]
+fn tree_of(kind: BodyKind) -> usize {
+    usize::from(kind != BodyKind::Static)
+}
+
+impl<S: Scalar, const D: usize> TreeIndex<S, D> {
+    /// An empty index whose fat boxes are grown by `ratio` times the typical
+    /// box extent (default [`DEFAULT_MARGIN`]), clamped to `[0, 4]`.
+    pub fn new(ratio: f64) -> Self {
+        let ratio = if ratio.is_nan() { DEFAULT_MARGIN } else { ratio.clamp(0.0, 4.0) };
+        Self {
+            margin_ratio: ratio,
+            margin: f64::NAN,
+            trees: [Tree::default(), Tree::default()],
+            leaf: Vec::new(),
+            stamp: Vec::new(),
+            clock: 0,
+            refat: Vec::new(),
+            items: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
+        let mut ext: Vec<f64> =
+            slots.map(|s| (0..D).map(|k| store.aabb[s as usize].extent(k)).fold(0.0, f64::max)).collect();
+        if ext.is_empty() {
+            return;
+        }
+        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
+        let q90 = *ext.select_nth_unstable_by(q, f64::total_cmp).1;
+        self.margin = if q90.is_finite() { self.margin_ratio * q90 } else { 0.0 };
+    }
+
+    /// The fat box of a box that moved from `old` (if known).
+    fn fat(&self, b: &Aabb<S, D>, old: Option<&Aabb<S, D>>) -> Aabb<S, D> {
+        let m = if self.margin.is_nan() { 0.0 } else { self.margin };
+        let mut lo = [S::ZERO; D];
+        let mut hi = [S::ZERO; D];
+        for k in 0..D {
+            let d = old.map_or(0.0, |o| (b.center(k) - o.center(k)) * PREDICT);
+            let (mut l, mut h) = (b.min()[k].to_f64() - m, b.max()[k].to_f64() + m);
+            if d < 0.0 {
+                l += d;
+            } else {
+                h += d;
+            }
+            // Round outwards so the fat box contains the exact box.
+            let (ls, hs) = (S::from_f64(l), S::from_f64(h));
+            lo[k] = if ls.to_f64() > l || !ls.is_finite() { b.min()[k] } else { ls };
+            hi[k] = if hs.to_f64() < h || !hs.is_finite() { b.max()[k] } else { hs };
+            if lo[k] > b.min()[k] {
+                lo[k] = b.min()[k];
+            }
+            if hi[k] < b.max()[k] {
+                hi[k] = b.max()[k];
+            }
+        }
+        Aabb::new(lo, hi).unwrap_or(*b)
+    }
+
+    fn ensure(&mut self, slots: usize) {
+        if self.leaf.len() < slots {
+            self.leaf.resize(slots, NIL);
+            self.stamp.resize(slots, 0);
+        }
+    }
+
+    #[inline]
+    fn fat_of(&self, store: &Store<S, D>, s: u32) -> &Aabb<S, D> {
+        &self.trees[tree_of(store.kind[s as usize])].n(self.leaf[s as usize]).aabb
+    }
+
+    fn add(&mut self, store: &Store<S, D>, s: u32, old: Option<&Aabb<S, D>>) {
+        let fat = self.fat(&store.aabb[s as usize], old);
+        self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
+        self.stamp[s as usize] = self.clock;
+    }
+
+    fn take(&mut self, store: &Store<S, D>, s: u32) {
+        self.trees[tree_of(store.kind[s as usize])].remove(self.leaf[s as usize]);
+        self.leaf[s as usize] = NIL;
+    }
+
+    fn candidates(&self, store: &Store<S, D>, s: u32, stack: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+        let fat = *self.fat_of(store, s);
+        let meets = |b: &Aabb<S, D>| b.overlaps(&fat);
+        let mut push = |t: u32| {
+            if t != s {
+                out.push((s, t));
+            }
+            true
+        };
+        self.trees[1].query(&meets, stack, &mut push);
+        if store.kind[s as usize] != BodyKind::Static {
+            self.trees[0].query(&meets, stack, &mut push);
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
+    const NAME: &'static str = "dynamic-tree";
+    const ONESHOT: bool = true;
+
+    fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
+        self.clock = self.clock.wrapping_add(1);
+        self.ensure(store.slots());
+        if self.margin.is_nan() {
+            self.choose(store, frame.inserted.iter().copied());
+        }
+        for &s in &frame.removed {
+            self.take(store, s);
+        }
+        let mut refat = core::mem::take(&mut self.refat);
+        refat.clear();
+        for (s, old) in &frame.moved {
+            if !self.fat_of(store, *s).contains(&store.aabb[*s as usize]) {
+                self.take(store, *s);
+                self.add(store, *s, Some(old));
+                refat.push(*s);
+            }
+        }
+        for &s in &frame.inserted {
+            self.add(store, s, None);
+        }
+        if frame.inserted_candidates {
+            refat.extend_from_slice(&frame.inserted);
+        }
+        refat.extend_from_slice(&frame.refiltered);
+        let mut stack = core::mem::take(&mut self.stack);
+        for &s in &refat {
+            self.candidates(store, s, &mut stack, out);
+        }
+        self.stack = stack;
+        self.refat = refat;
+    }
+
+    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
+        self.fat_of(store, s).overlaps(self.fat_of(store, t))
+    }
+
+    fn box_changed(&self, s: u32) -> bool {
+        self.stamp[s as usize] == self.clock
+    }
+
+    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+        *self.fat_of(store, s)
+    }
+
+    fn rebuild(&mut self, store: &Store<S, D>) {
+        self.clock = self.clock.wrapping_add(1);
+        self.ensure(store.slots());
+        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        self.choose(store, live());
+        let mut items = core::mem::take(&mut self.items);
+        for t in 0..2 {
+            items.clear();
+            items.extend(
+                live()
+                    .filter(|&s| tree_of(store.kind[s as usize]) == t)
+                    .map(|s| (s, self.fat(&store.aabb[s as usize], None))),
+            );
+            let mut leaf = core::mem::take(&mut self.leaf);
+            self.trees[t].build(&mut items, &mut leaf);
+            self.leaf = leaf;
+        }
+        for s in live() {
+            self.stamp[s as usize] = self.clock;
+        }
+        self.items = items;
+    }
+
+    fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
+        let meets = |b: &Aabb<S, D>| region.overlaps(b);
+        let mut stack = Vec::with_capacity(64);
+        let mut g = |s: u32| !store.indexed(s) || f(s);
+        if self.trees[1].query(&meets, &mut stack, &mut g) {
+            self.trees[0].query(&meets, &mut stack, &mut g);
+        }
+    }
+
+    fn validate(&self, store: &Store<S, D>) -> Result<(), String> {
+        let mut seen = 0;
+        for (t, name) in [(0, "static"), (1, "moving")] {
+            for (slot, node) in self.trees[t].validate(name)? {
+                seen += 1;
+                let i = slot as usize;
+                if i >= store.slots() || !store.indexed(slot) {
+                    return Err(format!("{name} tree: leaf of slot {slot}, not indexed"));
+                }
+                if tree_of(store.kind[i]) != t || self.leaf[i] != node {
+                    return Err(format!("{name} tree: slot {slot} is in the wrong tree or leaf"));
+                }
+                if !self.trees[t].n(node).aabb.contains(&store.aabb[i]) {
+                    return Err(format!("{name} tree: slot {slot}'s fat box does not contain its box"));
+                }
+            }
+        }
+        let indexed = (0..store.slots() as u32).filter(|&s| store.indexed(s)).count();
+        if seen != indexed {
+            return Err(format!("trees hold {seen} leaves, {indexed} proxies are indexed"));
+        }
+        Ok(())
+    }
+
+    fn memory(&self) -> usize {
+        use core::mem::size_of;
+        self.trees.iter().map(|t| t.nodes.capacity() * size_of::<Node<S, D>>() + t.free.capacity() * 4).sum::<usize>()
+            + (self.leaf.capacity() + self.stamp.capacity() + self.refat.capacity()) * 4
+            + self.items.capacity() * size_of::<(u32, Aabb<S, D>)>()
+    }
+}
