@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use broadphase::persistent::{BruteForce, DynamicTree, HashGrid, IncrementalSap};
+use broadphase::persistent::{BruteForce, DynamicTree, HashGrid, IncrementalSap, MultiSap};
 use broadphase::{
     Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyError, ProxyId, Ray, Scalar, Sphere,
 };
@@ -402,6 +402,7 @@ fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: Pa
         Checker::<S, D>::new(Box::new(IncrementalSap::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(HashGrid::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(DynamicTree::<S, D>::new(policy)), policy),
+        Checker::<S, D>::new(Box::new(MultiSap::<S, D>::new(policy)), policy),
     ];
     for c in &mut checkers {
         let mut user = 0u64;
@@ -555,6 +556,7 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
         Box::new(IncrementalSap::<f64, D>::default()),
         Box::new(HashGrid::<f64, D>::default()),
         Box::new(DynamicTree::<f64, D>::default()),
+        Box::new(MultiSap::<f64, D>::default()),
     ] {
         let mut c = Checker::new(bp, PairPolicy::default());
         script(&mut c, &mut Rng(seed));
@@ -640,6 +642,22 @@ fn huge_ground_box_and_a_pile() {
         c.insert_batch(&ps);
         c.update();
         assert_eq!(c.prev.iter().filter(|p| p.0 == ground || p.1 == ground).count(), 400);
+        // A few at a time jump up off the ground and fall back onto it: the
+        // incremental paths against the huge box.
+        let ids = c.ids();
+        for frame in 0..12 {
+            let dz = if frame % 2 == 0 { 3.0 } else { -3.0 };
+            let moves: Vec<_> = ids
+                .iter()
+                .filter(|&&id| id != ground)
+                .skip(frame / 2 * 20)
+                .take(20)
+                .map(|&id| (id, shifted(&c.model.live[&id].aabb, [rng.unit() - 0.5, rng.unit() - 0.5, dz])))
+                .collect();
+            c.set_aabb_batch(&moves);
+            c.update();
+            assert!(!c.events.is_empty());
+        }
         // Everything falls onto one spot, then half of it teleports far away.
         let ids = c.ids();
         for (i, &id) in ids.iter().enumerate().filter(|(_, &id)| id != ground) {
@@ -691,6 +709,7 @@ fn event_stream_is_deterministic_and_pinned() {
         Box::new(IncrementalSap::<f32, 2>::default()),
         Box::new(HashGrid::<f32, 2>::default()),
         Box::new(DynamicTree::<f32, 2>::default()),
+        Box::new(MultiSap::<f32, 2>::default()),
     ] {
         let mut bp = bp;
         let mut rng = Rng(77);

@@ -47,11 +47,13 @@
 //! | [`BruteForce`] | none | every proxy | tiny worlds; the reference |
 //! | [`IncrementalSap`] | endpoints sorted on every axis | swaps while re-sorting | 1D/2D, sparse 3D, small steps |
 //! | [`DynamicTree`] | fat boxes in two AVL-balanced trees (static, moving) | tree queries of re-inserted proxies | varied sizes, large static worlds |
+//! | [`MultiSap`] | a sweep-and-prune per region, regions on demand | swaps within regions, scans of entered regions | large worlds, bullets, huge ground boxes |
 //! | [`HashGrid`] | fat boxes in hashed cells | cells of a re-fattened proxy | many similar-sized objects, dense 3D |
 
 mod brute;
 mod engine;
 mod grid;
+mod mbp;
 mod pairs;
 mod query;
 mod sap;
@@ -61,6 +63,7 @@ mod tree;
 pub use brute::BruteIndex;
 pub use engine::{Engine, SpatialIndex};
 pub use grid::{GridIndex, DEFAULT_MARGIN as GRID_DEFAULT_MARGIN};
+pub use mbp::MbpIndex;
 pub use pairs::{PairEvent, ProxyPair};
 pub use query::{Ray, RayHit, Sphere};
 pub use sap::SapIndex;
@@ -81,6 +84,11 @@ pub type IncrementalSap<S, const D: usize> = Engine<S, D, SapIndex<S, D>>;
 /// Dynamic AABB trees over fat boxes (one for static proxies, one for
 /// moving ones), with SAH-guided insertion and rotations. See [`TreeIndex`].
 pub type DynamicTree<S, const D: usize> = Engine<S, D, TreeIndex<S, D>>;
+
+/// Multi-region sweep-and-prune for large worlds: regions created on
+/// demand, each with its own sweep-and-prune, and a list for proxies much
+/// larger than a region. See [`MbpIndex`].
+pub type MultiSap<S, const D: usize> = Engine<S, D, MbpIndex<S, D>>;
 
 /// An incremental hash grid over fat boxes, with a list for proxies much
 /// larger than a cell. See [`GridIndex`].

@@ -177,7 +177,7 @@ impl<S: Scalar> Axis<S> {
 /// The endpoints of `slots` on axis `k`, sorted (lower before upper at equal
 /// values), into `out`: a radix sort of the monotone keys, then an exact
 /// ordering of each run of equal keys.
-fn sorted_endpoints<S: Scalar, const D: usize>(
+pub(crate) fn sorted_endpoints<S: Scalar, const D: usize>(
     store: &Store<S, D>,
     slots: &[u32],
     k: usize,
@@ -225,33 +225,43 @@ fn sorted_endpoints<S: Scalar, const D: usize>(
     out.extend(items.iter().map(|&x| (value(payload(x)), payload(x))));
 }
 
-/// The index of [`IncrementalSap`](super::IncrementalSap): every axis sorted.
+/// Endpoints sorted on every axis, with an upper bound of the indexed boxes'
+/// extents per axis: the whole index of [`IncrementalSap`](super::IncrementalSap),
+/// and one region of the multi-region SAP.
 #[derive(Clone, Debug)]
-pub struct SapIndex<S: Scalar, const D: usize> {
+pub(crate) struct Sorted<S: Scalar, const D: usize> {
     axes: [Axis<S>; D],
     /// An upper bound of every indexed box's extent on each axis.
     extent: [f64; D],
-    new: Vec<(S, u32)>,
-    scratch: (Vec<u64>, Vec<u64>),
 }
 
-impl<S: Scalar, const D: usize> Default for SapIndex<S, D> {
-    fn default() -> Self {
+impl<S: Scalar, const D: usize> Sorted<S, D> {
+    pub fn new() -> Self {
         let mut axes: [Axis<S>; D] = core::array::from_fn(|_| Axis { value: Vec::new(), tag: Vec::new() });
         axes.iter_mut().for_each(Axis::reset);
-        Self { axes, extent: [0.0; D], new: Vec::new(), scratch: (Vec::new(), Vec::new()) }
+        Self { axes, extent: [0.0; D] }
     }
-}
 
-impl<S: Scalar, const D: usize> SapIndex<S, D> {
-    fn grow_extent(&mut self, b: &Aabb<S, D>) {
+    pub fn clear(&mut self) {
+        self.axes.iter_mut().for_each(Axis::reset);
+        self.extent = [0.0; D];
+    }
+
+    /// Endpoints per axis (without sentinels): twice the boxes held.
+    pub fn len(&self) -> usize {
+        self.axes[0].value.len() - 2
+    }
+
+    pub fn grow_extent(&mut self, b: &Aabb<S, D>) {
         for k in 0..D {
             // Rounded up: the f64 difference may round below the true one.
             self.extent[k] = self.extent[k].max(b.extent(k).next_up());
         }
     }
 
-    fn move_box(&mut self, s: u32, old: &Aabb<S, D>, new: &Aabb<S, D>, out: &mut Vec<(u32, u32)>) {
+    /// Carries the endpoints of `s` from `old` to `new`, appending a
+    /// candidate for each lower endpoint passed by an upper one.
+    pub fn move_box(&mut self, s: u32, old: &Aabb<S, D>, new: &Aabb<S, D>, out: &mut Vec<(u32, u32)>) {
         for k in 0..D {
             let ax = &mut self.axes[k];
             let lo = (old.min()[k], new.min()[k], s << 1);
@@ -268,19 +278,47 @@ impl<S: Scalar, const D: usize> SapIndex<S, D> {
         self.grow_extent(new);
     }
 
-    /// Candidates of slot `s`: every indexed slot that may overlap its box.
-    fn candidates_of(&self, store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
-        let r = Region::of(&store.aabb[s as usize]);
-        self.scan(store, &r, &mut |t| {
-            if t != s {
-                out.push((s, t));
+    /// Drops the endpoints of every slot `gone` says, in one pass per axis.
+    pub fn remove_where(&mut self, gone: impl Fn(u32) -> bool) {
+        for ax in &mut self.axes {
+            let mut w = 0;
+            for r in 0..ax.value.len() {
+                let t = ax.tag[r];
+                if t == SENTINEL || !gone(t >> 1) {
+                    ax.value[w] = ax.value[r];
+                    ax.tag[w] = t;
+                    w += 1;
+                }
             }
-            true
-        });
+            ax.value.truncate(w);
+            ax.tag.truncate(w);
+        }
     }
 
-    /// The range of lower endpoints to scan for `region`, on the best axis.
-    fn scan(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
+    /// Merges the current boxes of `slots` in (sorted among themselves
+    /// first, then one backward merge per axis).
+    pub fn insert(
+        &mut self,
+        store: &Store<S, D>,
+        slots: &[u32],
+        new: &mut Vec<(S, u32)>,
+        bufs: &mut (Vec<u64>, Vec<u64>),
+    ) {
+        if slots.is_empty() {
+            return;
+        }
+        for k in 0..D {
+            sorted_endpoints(store, slots, k, new, bufs);
+            self.axes[k].merge(new);
+        }
+        for &s in slots {
+            self.grow_extent(&store.aabb[s as usize]);
+        }
+    }
+
+    /// Calls `f` with each slot whose box may meet `region`: those with a
+    /// lower endpoint in `[min − e, max]` on the axis that has fewest.
+    pub fn scan(&self, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) -> bool {
         let mut best = (usize::MAX, 0, 0, 0);
         for k in 0..D {
             let ax = &self.axes[k];
@@ -295,13 +333,87 @@ impl<S: Scalar, const D: usize> SapIndex<S, D> {
         let ax = &self.axes[k];
         for p in lo..hi {
             let t = ax.tag[p];
-            if t & 1 == 0 {
-                let s = t >> 1;
-                if store.indexed(s) && region.overlaps(&store.aabb[s as usize]) && !f(s) {
-                    return;
+            if t & 1 == 0 && !f(t >> 1) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Checks order, sentinels, values against the store, and that exactly
+    /// the slots `member` says are held, each once per axis.
+    pub fn validate(&self, store: &Store<S, D>, member: impl Fn(u32) -> bool, name: &str) -> Result<(), String> {
+        let mut count = vec![0u32; store.slots()];
+        for (k, ax) in self.axes.iter().enumerate() {
+            let n = ax.value.len();
+            if n < 2 || ax.tag[0] != SENTINEL || ax.tag[n - 1] != SENTINEL {
+                return Err(format!("{name} axis {k}: sentinels missing"));
+            }
+            for p in 1..n {
+                if before(ax.value[p], ax.tag[p], ax.value[p - 1], ax.tag[p - 1]) {
+                    return Err(format!("{name} axis {k}: endpoints {} and {p} out of order", p - 1));
+                }
+            }
+            count.iter_mut().for_each(|c| *c = 0);
+            for p in 1..n - 1 {
+                let t = ax.tag[p];
+                let s = (t >> 1) as usize;
+                if t == SENTINEL || s >= store.slots() || !member(t >> 1) {
+                    return Err(format!("{name} axis {k}: endpoint {p} names slot {s}, not a member"));
+                }
+                let b = &store.aabb[s];
+                let want = if t & 1 == 0 { b.min()[k] } else { b.max()[k] };
+                if ax.value[p] != want {
+                    return Err(format!("{name} axis {k}: endpoint {p} of slot {s} is stale"));
+                }
+                count[s] += if t & 1 == 0 { 1 } else { 1 << 16 };
+                if t & 1 == 0 && b.extent(k) > self.extent[k] {
+                    return Err(format!("{name} axis {k}: slot {s} is wider than the extent bound"));
+                }
+            }
+            for (s, &c) in count.iter().enumerate() {
+                let want = if member(s as u32) { 1 << 16 | 1 } else { 0 };
+                if c != want {
+                    return Err(format!(
+                        "{name} axis {k}: slot {s} has {} lower and {} upper endpoints",
+                        c & 0xffff,
+                        c >> 16
+                    ));
                 }
             }
         }
+        Ok(())
+    }
+
+    pub fn memory(&self) -> usize {
+        self.axes.iter().map(|a| a.value.capacity() * core::mem::size_of::<S>() + a.tag.capacity() * 4).sum()
+    }
+}
+
+/// The index of [`IncrementalSap`](super::IncrementalSap): every axis sorted.
+#[derive(Clone, Debug)]
+pub struct SapIndex<S: Scalar, const D: usize> {
+    sorted: Sorted<S, D>,
+    new: Vec<(S, u32)>,
+    scratch: (Vec<u64>, Vec<u64>),
+}
+
+impl<S: Scalar, const D: usize> Default for SapIndex<S, D> {
+    fn default() -> Self {
+        Self { sorted: Sorted::new(), new: Vec::new(), scratch: (Vec::new(), Vec::new()) }
+    }
+}
+
+impl<S: Scalar, const D: usize> SapIndex<S, D> {
+    /// Candidates of slot `s`: every indexed slot that may overlap its box.
+    fn candidates_of(&self, store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
+        let r = Region::of(&store.aabb[s as usize]);
+        self.sorted.scan(&r, &mut |t| {
+            if t != s && store.indexed(t) && r.overlaps(&store.aabb[t as usize]) {
+                out.push((s, t));
+            }
+            true
+        });
     }
 }
 
@@ -311,49 +423,27 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
         if !frame.removed.is_empty() {
-            self.extent = [0.0; D];
-            for ax in &mut self.axes {
-                let mut w = 0;
-                for r in 0..ax.value.len() {
-                    let t = ax.tag[r];
-                    if t == SENTINEL || store.state[(t >> 1) as usize] != State::Removing {
-                        ax.value[w] = ax.value[r];
-                        ax.tag[w] = t;
-                        w += 1;
-                    }
-                }
-                ax.value.truncate(w);
-                ax.tag.truncate(w);
-            }
+            self.sorted.remove_where(|s| store.state[s as usize] == State::Removing);
             // The extents shrink only here: recompute them over what stays
             // (moved boxes count with both their old and new extents below).
+            self.sorted.extent = [0.0; D];
             for s in 0..store.slots() as u32 {
                 if store.state[s as usize] == State::Live {
-                    self.grow_extent(&store.aabb[s as usize]);
+                    self.sorted.grow_extent(&store.aabb[s as usize]);
                 }
             }
             for (_, old) in &frame.moved {
-                self.grow_extent(old);
+                self.sorted.grow_extent(old);
             }
         }
         for (s, old) in &frame.moved {
             let new = store.aabb[*s as usize];
-            self.move_box(*s, old, &new, out);
+            self.sorted.move_box(*s, old, &new, out);
         }
-        if !frame.inserted.is_empty() {
-            for k in 0..D {
-                let mut new = core::mem::take(&mut self.new);
-                sorted_endpoints(store, &frame.inserted, k, &mut new, &mut self.scratch);
-                self.axes[k].merge(&new);
-                self.new = new;
-            }
+        self.sorted.insert(store, &frame.inserted, &mut self.new, &mut self.scratch);
+        if frame.inserted_candidates {
             for &s in &frame.inserted {
-                self.grow_extent(&store.aabb[s as usize]);
-            }
-            if frame.inserted_candidates {
-                for &s in &frame.inserted {
-                    self.candidates_of(store, s, out);
-                }
+                self.candidates_of(store, s, out);
             }
         }
         for &s in &frame.refiltered {
@@ -374,70 +464,21 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
     }
 
     fn rebuild(&mut self, store: &Store<S, D>) {
-        self.extent = [0.0; D];
         let live: Vec<u32> = (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live).collect();
-        for ax in &mut self.axes {
-            ax.reset();
-        }
-        let frame = Frame {
-            removed: Vec::new(),
-            moved: Vec::new(),
-            inserted: live,
-            refiltered: Vec::new(),
-            inserted_candidates: false,
-        };
-        self.update(store, &frame, &mut Vec::new());
+        self.sorted.clear();
+        self.sorted.insert(store, &live, &mut self.new, &mut self.scratch);
     }
 
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
-        self.scan(store, region, f);
+        self.sorted.scan(region, &mut |s| !(store.indexed(s) && region.overlaps(&store.aabb[s as usize])) || f(s));
     }
 
     fn validate(&self, store: &Store<S, D>) -> Result<(), String> {
-        let mut count = vec![0u32; store.slots()];
-        for (k, ax) in self.axes.iter().enumerate() {
-            let n = ax.value.len();
-            if n < 2 || ax.tag[0] != SENTINEL || ax.tag[n - 1] != SENTINEL {
-                return Err(format!("sap axis {k}: sentinels missing"));
-            }
-            for p in 1..n {
-                if before(ax.value[p], ax.tag[p], ax.value[p - 1], ax.tag[p - 1]) {
-                    return Err(format!("sap axis {k}: endpoints {} and {p} out of order", p - 1));
-                }
-            }
-            count.iter_mut().for_each(|c| *c = 0);
-            for p in 1..n - 1 {
-                let t = ax.tag[p];
-                let s = (t >> 1) as usize;
-                if t == SENTINEL || s >= store.slots() || !store.indexed(t >> 1) {
-                    return Err(format!("sap axis {k}: endpoint {p} names slot {s}, not indexed"));
-                }
-                let b = &store.aabb[s];
-                let want = if t & 1 == 0 { b.min()[k] } else { b.max()[k] };
-                if ax.value[p] != want {
-                    return Err(format!("sap axis {k}: endpoint {p} of slot {s} is stale"));
-                }
-                count[s] += if t & 1 == 0 { 1 } else { 1 << 16 };
-                if t & 1 == 0 && b.extent(k) > self.extent[k] {
-                    return Err(format!("sap axis {k}: slot {s} is wider than the extent bound"));
-                }
-            }
-            for (s, &c) in count.iter().enumerate() {
-                let want = if store.indexed(s as u32) { 1 << 16 | 1 } else { 0 };
-                if c != want {
-                    return Err(format!(
-                        "sap axis {k}: slot {s} has {} lower and {} upper endpoints",
-                        c & 0xffff,
-                        c >> 16
-                    ));
-                }
-            }
-        }
-        Ok(())
+        self.sorted.validate(store, |s| store.indexed(s), "sap")
     }
 
     fn memory(&self) -> usize {
-        self.axes.iter().map(|a| a.value.capacity() * core::mem::size_of::<S>() + a.tag.capacity() * 4).sum::<usize>()
+        self.sorted.memory()
             + self.new.capacity() * core::mem::size_of::<(S, u32)>()
             + (self.scratch.0.capacity() + self.scratch.1.capacity()) * 8
     }

@@ -1,0 +1,530 @@
+//! Multi-region sweep-and-prune for large worlds (seed 001's "grid of
+//! SAPs"; PhysX's MBP and ABP).
+//!
+//! # Idea
+//!
+//! Space is cut into cubic regions (created when first needed, so no world
+//! bounds are asked for), each with its own incremental sweep-and-prune (all
+//! axes sorted, as [`SapIndex`](super::SapIndex)). A proxy is held by every
+//! region its box meets. A moving proxy swaps endpoints only with the
+//! proxies of its own regions, so a bullet crossing a town pays for the
+//! houses near its path, not for the town; entering a region costs one merge
+//! into that region (and a scan of it for candidates), leaving one costs one
+//! compaction of it. A pair held by two regions may be proposed twice; the
+//! engine tracks it once.
+//!
+//! A proxy whose box spans more than four regions on some axis (a ground
+//! box, a terrain tile) is held by no region but by a short list instead,
+//! which every moving proxy is tested against; when such a proxy moves, it is
+//! tested against every proxy. So one huge box does not make every object
+//! overlap on every axis of every region.
+//!
+//! # Sizes
+//!
+//! The region side is eight times the 90th percentile of the box extents of
+//! the first build (chosen again at every rebuild), so a region holds a few
+//! hundred proxies in a dense world. Region coordinates are clamped to
+//! ±2^20, so huge coordinates cannot overflow (far regions merge: slower,
+//! still exact).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::engine::{sealed::IndexImpl, Frame};
+use super::pairs::{KeyHasher, NIL};
+use super::query::Region;
+use super::sap::Sorted;
+use super::store::{State, Store};
+use crate::{Aabb, Scalar};
+
+const LIMIT: i64 = (1 << 20) - 1;
+/// A box spanning more than this many regions on an axis is "large".
+const MAX_SPAN: i64 = 4;
+/// Region side over the typical box extent.
+const REGION_SCALE: f64 = 8.0;
+
+type Range<const D: usize> = ([i64; D], [i64; D]);
+
+/// One region: its coordinates and its sweep-and-prune.
+#[derive(Clone, Debug)]
+struct Area<S: Scalar, const D: usize> {
+    coords: [i64; D],
+    sap: Sorted<S, D>,
+    members: usize,
+}
+
+/// The index of [`MultiSap`](super::MultiSap).
+#[derive(Clone, Debug)]
+pub struct MbpIndex<S: Scalar, const D: usize> {
+    size: f64,
+    inv: f64,
+    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    areas: Vec<Area<S, D>>,
+    free_areas: Vec<u32>,
+    big_pos: Vec<u32>,
+    big: Vec<u32>,
+    leave: Vec<(u64, u32)>,
+    enter: Vec<(u64, u32, bool)>,
+    mark: Vec<bool>,
+    group: Vec<u32>,
+    new: Vec<(S, u32)>,
+    bufs: (Vec<u64>, Vec<u64>),
+}
+
+impl<S: Scalar, const D: usize> Default for MbpIndex<S, D> {
+    fn default() -> Self {
+        Self {
+            size: 0.0,
+            inv: 0.0,
+            map: HashMap::default(),
+            areas: Vec::new(),
+            free_areas: Vec::new(),
+            big_pos: Vec::new(),
+            big: Vec::new(),
+            leave: Vec::new(),
+            enter: Vec::new(),
+            mark: Vec::new(),
+            group: Vec::new(),
+            new: Vec::new(),
+            bufs: (Vec::new(), Vec::new()),
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize> MbpIndex<S, D> {
+    /// The region side in use (0 before the first build).
+    pub fn region_size(&self) -> f64 {
+        self.size
+    }
+
+    /// The number of regions holding proxies.
+    pub fn regions(&self) -> usize {
+        self.map.len()
+    }
+
+    fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
+        let mut ext: Vec<f64> = Vec::new();
+        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for s in slots {
+            let b = &store.aabb[s as usize];
+            ext.push((0..D).map(|k| b.extent(k)).fold(0.0, f64::max));
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
+        }
+        if ext.is_empty() {
+            return;
+        }
+        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
+        let mut size = REGION_SCALE * *ext.select_nth_unstable_by(q, f64::total_cmp).1;
+        if !(size.is_finite() && size > 0.0) {
+            let spread = (0..D).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
+            size = spread / (ext.len() as f64 / 256.0).max(1.0).powf(1.0 / D as f64);
+        }
+        if !(size.is_finite() && size > 0.0) {
+            size = 1.0;
+        }
+        self.size = size;
+        self.inv = 1.0 / size;
+    }
+
+    #[inline]
+    fn coord(&self, v: f64) -> i64 {
+        (v * self.inv).floor().clamp(-(LIMIT as f64), LIMIT as f64) as i64
+    }
+
+    fn range(&self, b: &Aabb<S, D>) -> Range<D> {
+        (
+            core::array::from_fn(|k| self.coord(b.min()[k].to_f64())),
+            core::array::from_fn(|k| self.coord(b.max()[k].to_f64())),
+        )
+    }
+
+    fn is_big(r: &Range<D>) -> bool {
+        (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN)
+    }
+
+    #[inline]
+    fn key(c: &[i64; D]) -> u64 {
+        c.iter().fold(0u64, |k, &x| k << 21 | (x + LIMIT) as u64)
+    }
+
+    fn inside(r: &Range<D>, c: &[i64; D]) -> bool {
+        (0..D).all(|k| r.0[k] <= c[k] && c[k] <= r.1[k])
+    }
+
+    fn each(r: &Range<D>, mut f: impl FnMut([i64; D])) {
+        let mut c = r.0;
+        loop {
+            f(c);
+            let mut k = 0;
+            loop {
+                if k == D {
+                    return;
+                }
+                if c[k] < r.1[k] {
+                    c[k] += 1;
+                    break;
+                }
+                c[k] = r.0[k];
+                k += 1;
+            }
+        }
+    }
+
+    fn ensure(&mut self, slots: usize) {
+        if self.big_pos.len() < slots {
+            self.big_pos.resize(slots, NIL);
+            self.mark.resize(slots, false);
+        }
+    }
+
+    fn add_big(&mut self, s: u32) {
+        self.big_pos[s as usize] = self.big.len() as u32;
+        self.big.push(s);
+    }
+
+    fn drop_big(&mut self, s: u32) {
+        let p = self.big_pos[s as usize];
+        let last = *self.big.last().expect("listed");
+        self.big_pos[last as usize] = p;
+        self.big.swap_remove(p as usize);
+        self.big_pos[s as usize] = NIL;
+    }
+
+    /// Candidates of `s` among every live proxy (for large proxies).
+    fn against_all(store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
+        let b = &store.aabb[s as usize];
+        for t in 0..store.slots() as u32 {
+            if t != s && store.state[t as usize] == State::Live && b.overlaps(&store.aabb[t as usize]) {
+                out.push((s, t));
+            }
+        }
+    }
+
+    /// Candidates of `s` among the large proxies.
+    fn against_big(&self, store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
+        let b = &store.aabb[s as usize];
+        for &t in &self.big {
+            if t != s && b.overlaps(&store.aabb[t as usize]) {
+                out.push((s, t));
+            }
+        }
+    }
+
+    /// Files slot `s` (not yet held anywhere) by its current box.
+    fn file(&mut self, store: &Store<S, D>, s: u32, want: bool, out: &mut Vec<(u32, u32)>) {
+        let r = self.range(&store.aabb[s as usize]);
+        if Self::is_big(&r) {
+            self.add_big(s);
+            if want {
+                Self::against_all(store, s, out);
+            }
+        } else {
+            let enter = &mut self.enter;
+            Self::each(&r, |c| enter.push((Self::key(&c), s, want)));
+            if want {
+                self.against_big(store, s, out);
+            }
+        }
+    }
+
+    /// Takes slot `s` out of wherever `held` (its indexed box) files it.
+    fn unfile(&mut self, s: u32, held: &Aabb<S, D>) {
+        if self.big_pos[s as usize] != NIL {
+            self.drop_big(s);
+        } else {
+            let r = self.range(held);
+            let leave = &mut self.leave;
+            Self::each(&r, |c| leave.push((Self::key(&c), s)));
+        }
+    }
+
+    fn apply_leaves(&mut self) {
+        let mut leave = core::mem::take(&mut self.leave);
+        leave.sort_unstable();
+        let mut i = 0;
+        while i < leave.len() {
+            let key = leave[i].0;
+            let mut j = i;
+            while j < leave.len() && leave[j].0 == key {
+                self.mark[leave[j].1 as usize] = true;
+                j += 1;
+            }
+            let idx = self.map[&key];
+            let area = &mut self.areas[idx as usize];
+            let mark = &self.mark;
+            area.sap.remove_where(|s| mark[s as usize]);
+            area.members -= j - i;
+            for e in &leave[i..j] {
+                self.mark[e.1 as usize] = false;
+            }
+            if area.members == 0 {
+                self.map.remove(&key);
+                self.free_areas.push(idx);
+            }
+            i = j;
+        }
+        leave.clear();
+        self.leave = leave;
+    }
+
+    fn apply_enters(&mut self, store: &Store<S, D>, out: &mut Vec<(u32, u32)>) {
+        let mut enter = core::mem::take(&mut self.enter);
+        enter.sort_unstable_by_key(|e| (e.0, e.1));
+        let mut group = core::mem::take(&mut self.group);
+        let mut i = 0;
+        while i < enter.len() {
+            let key = enter[i].0;
+            let mut j = i;
+            group.clear();
+            while j < enter.len() && enter[j].0 == key {
+                group.push(enter[j].1);
+                j += 1;
+            }
+            let idx = match self.map.get(&key) {
+                Some(&idx) => idx,
+                None => {
+                    let coords = decode::<D>(key);
+                    let idx = match self.free_areas.pop() {
+                        Some(f) => {
+                            self.areas[f as usize].coords = coords;
+                            self.areas[f as usize].sap.clear();
+                            self.areas[f as usize].members = 0;
+                            f
+                        }
+                        None => {
+                            self.areas.push(Area { coords, sap: Sorted::new(), members: 0 });
+                            self.areas.len() as u32 - 1
+                        }
+                    };
+                    self.map.insert(key, idx);
+                    idx
+                }
+            };
+            let area = &mut self.areas[idx as usize];
+            area.sap.insert(store, &group, &mut self.new, &mut self.bufs);
+            area.members += group.len();
+            for e in &enter[i..j] {
+                if e.2 {
+                    let (s, b) = (e.1, store.aabb[e.1 as usize]);
+                    let r = Region::of(&b);
+                    area.sap.scan(&r, &mut |t| {
+                        if t != s && b.overlaps(&store.aabb[t as usize]) {
+                            out.push((s, t));
+                        }
+                        true
+                    });
+                }
+            }
+            i = j;
+        }
+        enter.clear();
+        self.enter = enter;
+        self.group = group;
+    }
+}
+
+fn decode<const D: usize>(key: u64) -> [i64; D] {
+    let mut c = [0i64; D];
+    for k in (0..D).rev() {
+        c[k] = ((key >> (21 * (D - 1 - k))) & ((1 << 21) - 1)) as i64 - LIMIT;
+    }
+    c
+}
+
+impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
+    const NAME: &'static str = "multi-sap";
+    const ONESHOT: bool = true;
+
+    fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
+        self.ensure(store.slots());
+        if self.size == 0.0 {
+            self.choose(store, frame.inserted.iter().copied());
+        }
+        for &s in &frame.removed {
+            let held = store.aabb[s as usize];
+            self.unfile(s, &held);
+        }
+        for (s, old) in &frame.moved {
+            let s = *s;
+            let new = store.aabb[s as usize];
+            let (r0, r1) = (self.range(old), self.range(&new));
+            let was_big = self.big_pos[s as usize] != NIL;
+            if was_big || Self::is_big(&r1) {
+                if was_big {
+                    self.drop_big(s);
+                } else {
+                    self.unfile(s, old);
+                }
+                self.file(store, s, true, out);
+                continue;
+            }
+            // Regions in both: sweep; left: compact; entered: merge and scan.
+            let areas = &mut self.areas;
+            let (map, leave, enter) = (&self.map, &mut self.leave, &mut self.enter);
+            Self::each(&r0, |c| {
+                let key = Self::key(&c);
+                if Self::inside(&r1, &c) {
+                    areas[map[&key] as usize].sap.move_box(s, old, &new, out);
+                } else {
+                    leave.push((key, s));
+                }
+            });
+            Self::each(&r1, |c| {
+                if !Self::inside(&r0, &c) {
+                    enter.push((Self::key(&c), s, true));
+                }
+            });
+            self.against_big(store, s, out);
+        }
+        self.apply_leaves();
+        for &s in &frame.inserted {
+            self.file(store, s, frame.inserted_candidates, out);
+        }
+        self.apply_enters(store, out);
+        for &s in &frame.refiltered {
+            let b = store.aabb[s as usize];
+            self.query(store, &Region::of(&b), &mut |t| {
+                if t != s {
+                    out.push((s, t));
+                }
+                true
+            });
+        }
+    }
+
+    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
+        store.aabb[s as usize].overlaps(&store.aabb[t as usize])
+    }
+
+    fn box_changed(&self, _s: u32) -> bool {
+        true
+    }
+
+    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+        store.aabb[s as usize]
+    }
+
+    fn rebuild(&mut self, store: &Store<S, D>) {
+        self.ensure(store.slots());
+        for (_, &idx) in self.map.iter() {
+            self.free_areas.push(idx);
+        }
+        self.map.clear();
+        for &s in &self.big {
+            self.big_pos[s as usize] = NIL;
+        }
+        self.big.clear();
+        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        self.choose(store, live());
+        let mut sink = Vec::new();
+        for s in live() {
+            self.file(store, s, false, &mut sink);
+        }
+        self.apply_enters(store, &mut sink);
+    }
+
+    fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
+        for &t in &self.big {
+            if store.indexed(t) && region.overlaps(&store.aabb[t as usize]) && !f(t) {
+                return;
+            }
+        }
+        if self.size == 0.0 {
+            return;
+        }
+        let r: Range<D> =
+            (core::array::from_fn(|k| self.coord(region.min[k])), core::array::from_fn(|k| self.coord(region.max[k])));
+        let count = (0..D).fold(1i64, |n, k| n.saturating_mul(r.1[k] - r.0[k] + 1));
+        let visit = |area: &Area<S, D>, f: &mut dyn FnMut(u32) -> bool| {
+            area.sap.scan(region, &mut |t| {
+                let b = &store.aabb[t as usize];
+                if !store.indexed(t) || !region.overlaps(b) {
+                    return true;
+                }
+                // Report each proxy once: in the region holding the lower
+                // corner of its intersection with the query.
+                let home = (0..D).all(|k| self.coord(region.min[k].max(b.min()[k].to_f64())) == area.coords[k]);
+                !home || f(t)
+            })
+        };
+        if count > self.map.len() as i64 {
+            for &idx in self.map.values() {
+                let area = &self.areas[idx as usize];
+                if Self::inside(&r, &area.coords) && !visit(area, f) {
+                    return;
+                }
+            }
+        } else {
+            let mut go = true;
+            Self::each(&r, |c| {
+                if go {
+                    if let Some(&idx) = self.map.get(&Self::key(&c)) {
+                        go = visit(&self.areas[idx as usize], f);
+                    }
+                }
+            });
+        }
+    }
+
+    fn validate(&self, store: &Store<S, D>) -> Result<(), String> {
+        let mut filed = 0usize;
+        for s in 0..store.slots() as u32 {
+            if !store.indexed(s) {
+                continue;
+            }
+            let r = self.range(&store.aabb[s as usize]);
+            let big = self.big_pos[s as usize] != NIL;
+            if big != Self::is_big(&r) {
+                return Err(format!("multi-sap: slot {s} is filed as the wrong size"));
+            }
+            if big {
+                if self.big.get(self.big_pos[s as usize] as usize) != Some(&s) {
+                    return Err(format!("multi-sap: slot {s} is not at its place in the large list"));
+                }
+                continue;
+            }
+            let mut missing = None;
+            Self::each(&r, |c| {
+                filed += 1;
+                if !self.map.contains_key(&Self::key(&c)) {
+                    missing = Some(c);
+                }
+            });
+            if let Some(c) = missing {
+                return Err(format!("multi-sap: slot {s}'s region {c:?} does not exist"));
+            }
+        }
+        let mut held = 0;
+        for (&key, &idx) in &self.map {
+            let area = &self.areas[idx as usize];
+            if Self::key(&area.coords) != key {
+                return Err(format!("multi-sap: region {:?} is mapped under another key", area.coords));
+            }
+            let member = |s: u32| {
+                store.indexed(s)
+                    && self.big_pos[s as usize] == NIL
+                    && Self::inside(&self.range(&store.aabb[s as usize]), &area.coords)
+            };
+            area.sap.validate(store, member, &format!("multi-sap region {:?}", area.coords))?;
+            if area.members == 0 || 2 * area.members != area.sap.len() {
+                return Err(format!("multi-sap region {:?}: {} members counted", area.coords, area.members));
+            }
+            held += area.members;
+        }
+        if held != filed {
+            return Err(format!("multi-sap: regions hold {held} entries, proxies need {filed}"));
+        }
+        Ok(())
+    }
+
+    fn memory(&self) -> usize {
+        use core::mem::size_of;
+        self.areas.iter().map(|a| a.sap.memory() + size_of::<Area<S, D>>()).sum::<usize>()
+            + self.map.capacity() * (size_of::<(u64, u32)>() + 1)
+            + (self.big_pos.capacity() + self.big.capacity() + self.free_areas.capacity() + self.group.capacity()) * 4
+            + self.mark.capacity()
+    }
+}
