@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap};
+use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap, MultiSap};
 use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
 use broadphase_bench::ParryFrames;
 use broadphase_scenes::{to_f32, uniform_side, Scene};
@@ -190,6 +190,9 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
     if want("tree") {
         cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), &w.boxes)));
     }
+    if want("multi") {
+        cs.push(Box::new(Persistent::new(Box::new(MultiSap::<f32, 3>::default()), &w.boxes)));
+    }
     if want("sap") && (fraction <= 0.01 || n <= 10_000) {
         cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), &w.boxes)));
     }
@@ -247,6 +250,7 @@ fn makers() -> Vec<(&'static str, fn() -> Box<dyn BroadPhase<f32, 3>>)> {
     vec![
         ("hash-grid", || Box::new(HashGrid::<f32, 3>::default())),
         ("dynamic-tree", || Box::new(DynamicTree::<f32, 3>::default())),
+        ("multi-sap", || Box::new(MultiSap::<f32, 3>::default())),
         ("incremental-sap", || Box::new(IncrementalSap::<f32, 3>::default())),
     ]
 }
@@ -314,6 +318,46 @@ fn still_case(n: usize) {
     }
 }
 
+/// A small fast box crossing a town of static boxes (uniform density), per
+/// frame: the cost should follow the bullet's neighbourhood, not the town.
+fn bullet_case(n: usize, frames: usize) {
+    let town = to_f32(&Scene::Uniform.generate::<3>(n, 9));
+    let side = uniform_side(n, 3) as f32;
+    for (name, make) in makers() {
+        if name == "incremental-sap" && n > 100_000 {
+            continue;
+        }
+        let mut bp = make();
+        let ps: Vec<_> = town.iter().map(|b| Proxy::new(*b).kind(broadphase::BodyKind::Static)).collect();
+        let mut ids = Vec::new();
+        bp.insert_batch(&ps, &mut ids).unwrap();
+        let mut ev = Vec::new();
+        bp.update(&mut ev);
+        let at =
+            |x: f32| Aabb::new([x, side / 2.0, side / 2.0], [x + 0.2, side / 2.0 + 0.2, side / 2.0 + 0.2]).unwrap();
+        let bullet = bp.insert(Proxy::new(at(0.0))).unwrap();
+        bp.update(&mut ev);
+        let mut times = Vec::new();
+        let (mut events, mut x) = (0, 0.0f32);
+        for _ in 0..frames {
+            x += 0.7;
+            if x > side - 1.0 {
+                x = 0.0;
+            }
+            bp.set_aabb(bullet, at(x)).unwrap();
+            ev.clear();
+            let t = Instant::now();
+            bp.update(&mut ev);
+            times.push(t.elapsed().as_secs_f64());
+            events += ev.len();
+        }
+        println!(
+            "  bullet through {n} static boxes, {name:16}: {:>8.2} us per frame ({events} events)",
+            median(times) * 1e6
+        );
+    }
+}
+
 fn main() {
     let a = args();
     let (warm, frames) = if a.quick { (10, 10) } else { (40, 40) };
@@ -335,6 +379,10 @@ fn main() {
     println!("\n# A frame in which nothing moved");
     for n in if a.quick { vec![10_000] } else { vec![10_000, 1_000_000] } {
         still_case(n);
+    }
+    println!("\n# A bullet crossing a static town");
+    for n in if a.quick { vec![10_000] } else { vec![10_000, 1_000_000] } {
+        bullet_case(n, if a.quick { 200 } else { 400 });
     }
     println!("\n# Batch insert");
     if a.quick {
