@@ -755,3 +755,28 @@ fn event_stream_is_deterministic_and_pinned() {
     assert_eq!(hashes[1], hashes[2]);
     assert_eq!(hashes[0], 9221136043225591033, "pinned event-stream hash");
 }
+
+/// The README's example, kept compiling and true.
+#[test]
+fn readme_example() -> Result<(), Box<dyn std::error::Error>> {
+    use broadphase::Aabb3;
+    let mut bp = HashGrid::<f32, 3>::default();
+    let ground = bp.insert(Proxy::new(Aabb3::new([-50.0, -50.0, -1.0], [50.0, 50.0, 0.0])?).kind(BodyKind::Static))?;
+    let ball = bp.insert(Proxy::new(Aabb3::new([0.0, 0.0, 2.0], [1.0, 1.0, 3.0])?).user(7))?;
+    let mut events = Vec::new();
+    bp.update(&mut events);
+    assert!(events.is_empty());
+    bp.set_aabb(ball, Aabb3::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])?)?;
+    bp.update(&mut events);
+    assert!(matches!(events[..], [PairEvent::Begin(p)] if (p.a(), p.b()) == (ground, ball)));
+    let down = Ray::new([0.5, 0.5, 10.0], [0.0, 0.0, -1.0], f64::INFINITY)?;
+    let hit = bp.cast_ray_closest(&down, Filter::ALL).expect("a hit");
+    assert_eq!((hit.id, hit.fraction), (ball, 9.0));
+    assert_eq!(bp.user_data(ball)?, 7);
+    bp.remove(ball)?;
+    events.clear();
+    bp.update(&mut events);
+    assert!(matches!(events[..], [PairEvent::End(_)]));
+    assert!(bp.remove(ball).is_err());
+    Ok(())
+}

@@ -22,23 +22,33 @@
 //!
 //! Every algorithm is an [`Engine`] over a [`SpatialIndex`]. The engine owns
 //! what is common: the proxy slots with their generations, the pending
-//! changes, the filter and kind rules, and the pair cache (a flat array of
-//! current pairs with a hash index and intrusive per-proxy lists, so a pair is
-//! added or removed in O(1) and a proxy's pairs are visited in O(its degree)).
-//! Per update it
+//! changes, the filter and kind rules, and the pair cache. The cache holds
+//! the *tracked* pairs: allowed pairs whose boxes, as the index holds them,
+//! overlap (the exact boxes for the sweep-and-prune indexes; boxes grown by a
+//! margin, "fat", for the grid and the trees), each flagged when the exact
+//! boxes overlap; the flagged ones are the reported pairs, also kept as a
+//! flat array. Each proxy's tracked pairs are contiguous, so a pair is found,
+//! added or removed in O(its proxies' degrees) and a walk over a proxy's pairs
+//! issues independent loads. Per update the engine
 //!
-//! 1. ends the pairs of removed proxies;
-//! 2. re-tests the cached pairs of every moved or re-filtered proxy against
-//!    the new boxes and filters (ends);
-//! 3. asks the index for *candidates*: a superset of the pairs that may have
-//!    begun, each involving a moved, inserted or re-filtered proxy; each
-//!    candidate is checked exactly and added if new (begins).
+//! 1. untracks the pairs of removed proxies (ends);
+//! 2. asks the index to apply the frame and to propose *candidates*: a
+//!    superset of the pairs that may have started overlapping as the index
+//!    holds them, each involving a moved, inserted or re-filtered proxy;
+//! 3. walks the tracked pairs of each re-filtered and moved proxy: a pair the
+//!    filters or the index no longer hold is untracked, the others are
+//!    flagged by the exact test (ends and begins); a proxy that moved within
+//!    its fat box needs nothing else;
+//! 4. tracks each new candidate, flagged by the exact test (begins).
 //!
 //! The cost of a frame therefore follows what changed: a frame in which
-//! nothing changed costs O(1). When most proxies changed, the engine rebuilds
-//! the index and finds all pairs at once with the one-shot search
-//! ([`PairFinder`](crate::PairFinder), `Auto`), which is faster than any
-//! incremental path at that point (the brute-force reference never does).
+//! nothing changed costs O(1). When most proxies changed (a quarter, and at
+//! least 256), the engine instead rebuilds the index, finds the exact pairs
+//! with the one-shot search ([`PairFinder`](crate::PairFinder), `Auto`), and
+//! emits events by merging the sorted old and new pair lists; it tracks
+//! nothing until an incremental frame comes, which rebuilds the tracked pairs
+//! in bulk. A large batch of inserts is paired by one bipartite one-shot
+//! search. (The brute-force reference never takes these paths.)
 //!
 //! The indexes differ in how they find candidates:
 //!
