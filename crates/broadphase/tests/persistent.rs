@@ -589,6 +589,10 @@ fn bulk_frames_reach_every_path() {
                 moves.push((id, shifted(&b, d)));
             }
             c.set_aabb_batch(&moves);
+            if frame == 4 {
+                c.bp.release_scratch();
+                c.validate("release_scratch");
+            }
             if frame == 5 {
                 // A batch of 600 into 2000: the bipartite one-shot path.
                 let ps: Vec<_> = (0..600).map(|_| spawn(rng)).collect();

@@ -294,10 +294,20 @@ fn memory_case(n: usize) {
     let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 5));
     for (_, make) in makers() {
         let p = Persistent::new(make(), &boxes);
+        let mut p = p;
+        // One incremental frame, so the pairs are tracked (not flat).
+        let id = p.ids[0];
+        let b = p.bp.aabb(id).unwrap();
+        p.bp.set_aabb(id, Aabb::new(b.min().map(|v| v + 0.01), b.max().map(|v| v + 0.01)).unwrap()).unwrap();
+        p.bp.update(&mut p.events);
+        let held = p.bp.memory();
+        p.bp.release_scratch();
         println!(
-            "  {:16} N = {n}: {:.1} bytes per proxy in all ({} pairs)",
+            "  {:16} N = {n}: bytes per proxy: {:.1} held after the bulk load; after release_scratch {:.1} in all, {:.1} without the pair set ({} pairs)",
             p.bp.name(),
+            held as f64 / n as f64,
             p.bp.memory() as f64 / n as f64,
+            (p.bp.memory() - p.bp.pair_memory()) as f64 / n as f64,
             p.bp.pairs().len()
         );
     }

@@ -6,6 +6,7 @@ use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
+use crate::sort::{keyed, payload, sort_keyed};
 use crate::{Aabb, Algorithm, Pair, PairFinder, ProxyError, ProxyId, Scalar, Workspace};
 
 /// What changed in one update, as the index sees it. Boxes in the store are
@@ -90,6 +91,9 @@ pub mod sealed {
         fn validate(&self, store: &Store<S, D>) -> Result<(), String>;
 
         fn memory(&self) -> usize;
+
+        /// Frees working buffers (kept between frames to avoid allocating).
+        fn release_scratch(&mut self) {}
     }
 }
 
@@ -130,6 +134,8 @@ struct OneShot<S: Scalar, const D: usize> {
     seen: Vec<u32>,
     old: Vec<ProxyPair>,
     new: Vec<ProxyPair>,
+    keys: Vec<u64>,
+    keys2: Vec<u64>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -145,6 +151,8 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             seen: Vec::new(),
             old: Vec::new(),
             new: Vec::new(),
+            keys: Vec::new(),
+            keys2: Vec::new(),
         }
     }
 }
@@ -363,28 +371,47 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     }
 
     /// The reported pairs, sorted, into `out`.
-    fn sorted_pairs(&self, out: &mut Vec<ProxyPair>) {
-        out.clear();
-        out.extend_from_slice(self.pairs());
-        if !self.flat {
-            out.sort_unstable();
+    fn sorted_pairs(&mut self, out: &mut Vec<ProxyPair>) {
+        if self.flat {
+            out.clear();
+            out.extend_from_slice(&self.flat_pairs);
+            return;
         }
+        let (mut keys, mut tmp) = (core::mem::take(&mut self.scratch.keys), core::mem::take(&mut self.scratch.keys2));
+        keys.clear();
+        keys.extend(self.cache.pairs().iter().map(|p| keyed(p.a().index(), p.b().index())));
+        self.sort_slot_pairs(&mut keys, &mut tmp, out);
+        (self.scratch.keys, self.scratch.keys2) = (keys, tmp);
     }
 
     /// Every allowed overlapping pair of live proxies, sorted, by one search
     /// over the exact boxes.
     fn exact_all(&mut self, out: &mut Vec<ProxyPair>) {
         self.search_all(false);
-        out.clear();
-        let sc = core::mem::take(&mut self.scratch);
+        let mut sc = core::mem::take(&mut self.scratch);
+        sc.keys.clear();
         for p in &sc.pairs {
+            // Slots are listed in ascending order, so `x < y`.
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
             if self.allowed(x, y) {
-                out.push(self.pair(x, y));
+                sc.keys.push(keyed(x, y));
             }
         }
+        self.sort_slot_pairs(&mut sc.keys, &mut sc.keys2, out);
         self.scratch = sc;
-        out.sort_unstable();
+    }
+
+    /// Sorts pairs of live slots `keyed(lo, hi)` by two stable radix passes
+    /// (by `hi`, then by `lo`) and writes them as pairs of ids: for live
+    /// proxies the slot order is the id order.
+    fn sort_slot_pairs(&self, keys: &mut Vec<u64>, tmp: &mut Vec<u64>, out: &mut Vec<ProxyPair>) {
+        // By the high slot first: swap the halves so it is the key.
+        keys.iter_mut().for_each(|k| *k = k.rotate_left(32));
+        sort_keyed(keys, tmp, false);
+        keys.iter_mut().for_each(|k| *k = k.rotate_left(32));
+        sort_keyed(keys, tmp, false);
+        out.clear();
+        out.extend(keys.iter().map(|&k| self.pair((k >> 32) as u32, payload(k))));
     }
 
     /// The pairs of the inserted proxies (among themselves and with the
@@ -665,7 +692,35 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     }
 
     fn memory(&self) -> usize {
-        self.store.memory() + self.cache.memory() + self.index.memory()
+        use core::mem::size_of;
+        let sc = &self.scratch;
+        // Working memory of the one-shot paths counts too.
+        let work = sc.ws.memory()
+            + (sc.boxes.capacity() + sc.others.capacity()) * size_of::<Aabb<S, D>>()
+            + (sc.slots.capacity() + sc.other_slots.capacity() + sc.seen.capacity()) * 4
+            + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
+            + (self.frame.removed.capacity() + self.frame.inserted.capacity() + self.frame.refiltered.capacity()) * 4;
+        self.store.memory() + self.index.memory() + work + self.pair_memory()
+    }
+
+    fn release_scratch(&mut self) {
+        self.index.release_scratch();
+        self.store.shrink();
+        self.cache.shrink();
+        self.scratch = OneShot::default();
+        self.candidates = Vec::new();
+        self.frame = Frame::default();
+        self.flat_pairs.shrink_to_fit();
+    }
+
+    fn pair_memory(&self) -> usize {
+        use core::mem::size_of;
+        let sc = &self.scratch;
+        self.cache.memory()
+            + (self.flat_pairs.capacity() + sc.old.capacity() + sc.new.capacity()) * size_of::<ProxyPair>()
+            + (sc.keys.capacity() + sc.keys2.capacity()) * 8
+            + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
+            + self.candidates.capacity() * 8
     }
 }
 

@@ -438,6 +438,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         Ok(())
     }
 
+    fn release_scratch(&mut self) {
+        self.refat = Vec::new();
+    }
+
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.fat.capacity() * size_of::<Aabb<S, D>>()

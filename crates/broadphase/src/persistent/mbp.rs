@@ -520,11 +520,24 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         Ok(())
     }
 
+    fn release_scratch(&mut self) {
+        self.leave = Vec::new();
+        self.enter = Vec::new();
+        self.group = Vec::new();
+        self.new = Vec::new();
+        self.bufs = (Vec::new(), Vec::new());
+        self.areas.iter_mut().for_each(|a| a.sap.shrink());
+    }
+
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.areas.iter().map(|a| a.sap.memory() + size_of::<Area<S, D>>()).sum::<usize>()
             + self.map.capacity() * (size_of::<(u64, u32)>() + 1)
             + (self.big_pos.capacity() + self.big.capacity() + self.free_areas.capacity() + self.group.capacity()) * 4
             + self.mark.capacity()
+            + self.leave.capacity() * 12
+            + self.enter.capacity() * 16
+            + self.new.capacity() * size_of::<(S, u32)>()
+            + (self.bufs.0.capacity() + self.bufs.1.capacity()) * 8
     }
 }

@@ -364,6 +364,16 @@ pub trait BroadPhase<S: Scalar, const D: usize> {
 
     /// Bytes of memory held (capacities, not lengths).
     fn memory(&self) -> usize;
+
+    /// Frees working memory kept from bulk frames (one-shot searches,
+    /// rebuilds, large batches) and trims arrays to their lengths, so that
+    /// [`BroadPhase::memory`] is the structure alone (after a level load,
+    /// say); the next bulk frame allocates again.
+    fn release_scratch(&mut self);
+
+    /// The part of [`BroadPhase::memory`] that holds pairs (it grows with
+    /// the pairs, not with the proxies).
+    fn pair_memory(&self) -> usize;
 }
 
 pub use crate::error::ProxyError;

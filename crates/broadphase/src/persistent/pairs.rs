@@ -186,6 +186,15 @@ impl PairCache {
         true
     }
 
+    /// Trims every array to its length.
+    pub fn shrink(&mut self) {
+        self.recs.shrink_to_fit();
+        self.exact.shrink_to_fit();
+        self.exact_of.shrink_to_fit();
+        self.scratch = Vec::new();
+        self.adj.iter_mut().for_each(Vec::shrink_to_fit);
+    }
+
     /// Forgets every pair (keeping the memory).
     pub fn clear(&mut self) {
         self.recs.clear();

@@ -385,6 +385,13 @@ impl<S: Scalar, const D: usize> Sorted<S, D> {
         Ok(())
     }
 
+    pub fn shrink(&mut self) {
+        for ax in &mut self.axes {
+            ax.value.shrink_to_fit();
+            ax.tag.shrink_to_fit();
+        }
+    }
+
     pub fn memory(&self) -> usize {
         self.axes.iter().map(|a| a.value.capacity() * core::mem::size_of::<S>() + a.tag.capacity() * 4).sum()
     }
@@ -475,6 +482,12 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
 
     fn validate(&self, store: &Store<S, D>) -> Result<(), String> {
         self.sorted.validate(store, |s| store.indexed(s), "sap")
+    }
+
+    fn release_scratch(&mut self) {
+        self.new = Vec::new();
+        self.scratch = (Vec::new(), Vec::new());
+        self.sorted.shrink();
     }
 
     fn memory(&self) -> usize {

@@ -207,6 +207,22 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.free.push(s);
     }
 
+    /// Trims every array to its length.
+    pub fn shrink(&mut self) {
+        self.aabb.shrink_to_fit();
+        self.filter.shrink_to_fit();
+        self.kind.shrink_to_fit();
+        self.state.shrink_to_fit();
+        self.generation.shrink_to_fit();
+        self.user.shrink_to_fit();
+        self.pending.shrink_to_fit();
+        self.changes.shrink_to_fit();
+        self.inserted.shrink_to_fit();
+        self.removed.shrink_to_fit();
+        self.cancelled.shrink_to_fit();
+        self.free.shrink_to_fit();
+    }
+
     pub fn memory(&self) -> usize {
         use core::mem::size_of;
         self.aabb.capacity() * size_of::<Aabb<S, D>>()

@@ -589,6 +589,12 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         Ok(())
     }
 
+    fn release_scratch(&mut self) {
+        self.items = Vec::new();
+        self.refat = Vec::new();
+        self.stack = Vec::new();
+    }
+
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.trees.iter().map(|t| t.nodes.capacity() * size_of::<Node<S, D>>() + t.free.capacity() * 4).sum::<usize>()
