@@ -58,7 +58,15 @@ struct World {
 
 impl World {
     fn new(n: usize, fraction: f64, speed: f64, seed: u64) -> Self {
-        let boxes = to_f32(&Scene::Uniform.generate::<3>(n, seed));
+        let mut boxes = to_f32(&Scene::Uniform.generate::<3>(n, seed));
+        if std::env::var_os("FRAMES_SORTED").is_some() {
+            // Experiment: insertion order along a coarse 3D grid (spatially
+            // coherent slots).
+            boxes.sort_by_key(|b| {
+                let c = b.min().map(|v| (v / 4.0) as u32);
+                (c[0], c[1], c[2])
+            });
+        }
         let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move || {
             rng ^= rng << 13;

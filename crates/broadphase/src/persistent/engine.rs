@@ -241,7 +241,14 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         let st = &mut self.store;
         let fr = &mut self.frame;
         fr.clear();
-        for c in core::mem::take(&mut st.changes) {
+        let mut changes = core::mem::take(&mut st.changes);
+        for (i, c) in changes.iter().enumerate() {
+            if let Some(ahead) = changes.get(i + 6) {
+                let a = ahead.slot as usize;
+                crate::sweep::prefetch(&st.aabb[a]);
+                crate::sweep::prefetch(&st.pending[a]);
+                crate::sweep::prefetch(&st.state[a]);
+            }
             let s = c.slot as usize;
             st.pending[s] = super::pairs::NIL;
             if st.state[s] != State::Live {
@@ -260,6 +267,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 }
             }
         }
+        changes.clear();
+        st.changes = changes;
         fr.removed.append(&mut st.removed);
         for s in core::mem::take(&mut st.inserted) {
             if st.state[s as usize] == State::Inserting {
@@ -305,7 +314,22 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 |e| events.push(e),
             );
         }
-        for i in 0..self.frame.moved.len() {
+        let n = self.frame.moved.len();
+        for i in 0..n {
+            // PERF: proxies move in no spatial order, so each one's data is
+            // a cache miss; prefetch the next ones' lists in two steps
+            // (header, then entries) and their partners' boxes.
+            if i + 8 < n {
+                self.cache.prefetch_head(self.frame.moved[i + 8].0);
+            }
+            if i + 4 < n {
+                self.cache.prefetch_entries(self.frame.moved[i + 4].0);
+            }
+            if i + 2 < n {
+                for e in self.cache.entries(self.frame.moved[i + 2].0) {
+                    crate::sweep::prefetch(&self.store.aabb[e[0] as usize]);
+                }
+            }
             let s = self.frame.moved[i].0;
             let (st, index) = (&self.store, &self.index);
             let b = st.aabb[s as usize];
@@ -519,7 +543,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) -> Result<(), ProxyError> {
         // Check everything before changing anything. A proxy moved twice
         // takes its last box, as two calls would.
-        for &(id, _) in moves {
+        for (i, &(id, _)) in moves.iter().enumerate() {
+            if let Some(&(ahead, _)) = moves.get(i + 8) {
+                self.store.prefetch(ahead.index());
+            }
             self.store.slot(id)?;
         }
         for &(id, b) in moves {

@@ -42,7 +42,7 @@ use std::hash::BuildHasherDefault;
 
 use super::engine::{sealed::IndexImpl, Frame};
 use super::pairs::{KeyHasher, NIL};
-use super::query::Region;
+use super::query::{fatten, Region};
 use super::store::{State, Store};
 use crate::{Aabb, Scalar};
 
@@ -55,6 +55,8 @@ const MAX_QUERY_CELLS: i64 = 4096;
 
 /// The default margin, as a fraction of the typical box extent.
 pub const DEFAULT_MARGIN: f64 = 0.25;
+/// How many frames of the last displacement a fat box anticipates.
+const PREDICT: f64 = 4.0;
 
 /// The index of [`HashGrid`](super::HashGrid).
 #[derive(Clone, Debug)]
@@ -194,21 +196,15 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         }
     }
 
-    fn grown(&self, b: &Aabb<S, D>) -> Aabb<S, D> {
-        let m = S::from_f64(self.margin);
-        // Rounding is monotone, so the grown box still contains `b`.
-        Aabb::new(b.min().map(|v| v - m), b.max().map(|v| v + m)).unwrap_or(*b)
-    }
-
     /// Files slot `s` by a fresh fat box around its exact box.
-    fn add(&mut self, store: &Store<S, D>, s: u32) {
+    fn add(&mut self, store: &Store<S, D>, s: u32, old: Option<&Aabb<S, D>>) {
         let i = s as usize;
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
             self.stamp.resize(self.fat.len(), 0);
         }
-        let fat = self.grown(&store.aabb[i]);
+        let fat = fatten(&store.aabb[i], old, self.margin, PREDICT);
         self.fat[i] = fat;
         self.stamp[i] = self.clock;
         let r = self.cells_of(&fat);
@@ -309,15 +305,16 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         }
         let mut refat = core::mem::take(&mut self.refat);
         refat.clear();
-        for &(s, _) in &frame.moved {
+        for (s, old) in &frame.moved {
+            let s = *s;
             if !self.fat[s as usize].contains(&store.aabb[s as usize]) {
                 self.take(s);
-                self.add(store, s);
+                self.add(store, s, Some(old));
                 refat.push(s);
             }
         }
         for &s in &frame.inserted {
-            self.add(store, s);
+            self.add(store, s, None);
         }
         if frame.inserted_candidates {
             refat.extend_from_slice(&frame.inserted);
@@ -351,7 +348,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
         self.choose(store, live());
         for s in live() {
-            self.add(store, s);
+            self.add(store, s, None);
         }
     }
 

@@ -95,6 +95,8 @@ impl Hasher for KeyHasher {
 
 /// The flag bit of an entry's record field: the exact boxes overlap.
 const EXACT: u32 = 1 << 31;
+/// In a walk's to-do list: untrack the record (else: flip its flag).
+const UNTRACK: u32 = 1 << 31;
 
 /// A tracked pair: its ids, its position in the exact array (or `NIL`), and
 /// where its entries sit in the arrays of `a` and of `b`.
@@ -259,38 +261,68 @@ impl PairCache {
 
     /// Walks slot `s`'s tracked pairs, asking `verdict` about each partner;
     /// flips flags and untracks as told, reporting every change.
+    ///
+    /// PERF: the verdicts are taken in a read-only pass over the contiguous
+    /// entries, so the partners' boxes are loaded independently (the misses
+    /// overlap); the rare changes are applied afterwards.
     pub fn walk(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict, mut report: impl FnMut(PairEvent)) {
-        let mut untrack = core::mem::take(&mut self.scratch);
-        untrack.clear();
-        let n = self.adj[s as usize].len();
-        for i in 0..n {
-            let [t, r] = self.adj[s as usize][i];
+        let mut todo = core::mem::take(&mut self.scratch);
+        todo.clear();
+        for &[t, r] in &self.adj[s as usize] {
             match verdict(t) {
-                Verdict::Untrack => untrack.push(r & !EXACT),
+                Verdict::Untrack => todo.push(r & !EXACT | UNTRACK),
                 Verdict::Keep(on) => {
                     if on != (r & EXACT != 0) {
-                        let pos = r & !EXACT;
-                        self.set_exact(pos, on);
-                        let p = self.recs[pos as usize].pair;
-                        report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+                        todo.push(r & !EXACT);
                     }
                 }
             }
         }
-        // Remove by pair, since each removal moves records and entries.
-        let pairs: Vec<(u32, u32)> = untrack
-            .iter()
-            .map(|&pos| {
-                let p = self.recs[pos as usize].pair;
-                (p.a.index(), p.b.index())
-            })
-            .collect();
-        for (a, b) in pairs {
-            if let Some(p) = self.remove(a, b) {
-                report(PairEvent::End(p));
+        if !todo.is_empty() {
+            // Flips first (they move no record), then removals by pair, since
+            // each removal moves records and entries.
+            let mut gone = Vec::new();
+            for &x in &todo {
+                let pos = x & !UNTRACK;
+                if x & UNTRACK != 0 {
+                    let p = self.recs[pos as usize].pair;
+                    gone.push((p.a.index(), p.b.index()));
+                } else {
+                    let on = self.recs[pos as usize].exact == NIL;
+                    self.set_exact(pos, on);
+                    let p = self.recs[pos as usize].pair;
+                    report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+                }
+            }
+            for (a, b) in gone {
+                if let Some(p) = self.remove(a, b) {
+                    report(PairEvent::End(p));
+                }
             }
         }
-        self.scratch = untrack;
+        self.scratch = todo;
+    }
+
+    /// Prefetches slot `s`'s array header (step 1 of 2).
+    #[inline]
+    pub fn prefetch_head(&self, s: u32) {
+        if let Some(h) = self.adj.get(s as usize) {
+            crate::sweep::prefetch(h);
+        }
+    }
+
+    /// Prefetches slot `s`'s entries (step 2 of 2; reads the header).
+    #[inline]
+    pub fn prefetch_entries(&self, s: u32) {
+        if let Some(e) = self.adj.get(s as usize).and_then(|l| l.first()) {
+            crate::sweep::prefetch(e);
+        }
+    }
+
+    /// Slot `s`'s entries: `[partner, record | flag]`.
+    #[inline]
+    pub fn entries(&self, s: u32) -> &[[u32; 2]] {
+        &self.adj[s as usize]
     }
 
     /// Untracks every pair of `s`, reporting those that end.

@@ -202,3 +202,36 @@ pub(crate) fn within<const D: usize>(mut gaps: [f64; D], mut r: f64) -> bool {
     gaps.iter_mut().for_each(|g| *g *= scale);
     gaps.iter().map(|g| g * g).sum::<f64>() <= r * r
 }
+
+/// A fat box around `b`: grown by `margin` on every side and stretched by
+/// `predict` times the displacement from `old` (when the box moved) in the
+/// direction of motion, rounded outwards so it always contains `b`.
+pub(crate) fn fatten<S: Scalar, const D: usize>(
+    b: &Aabb<S, D>,
+    old: Option<&Aabb<S, D>>,
+    margin: f64,
+    predict: f64,
+) -> Aabb<S, D> {
+    let m = if margin.is_finite() { margin } else { 0.0 };
+    let mut lo = *b.min();
+    let mut hi = *b.max();
+    for k in 0..D {
+        let d = old.map_or(0.0, |o| (b.center(k) - o.center(k)) * predict);
+        let d = if d.is_finite() { d } else { 0.0 };
+        let (mut l, mut h) = (b.min()[k].to_f64() - m, b.max()[k].to_f64() + m);
+        if d < 0.0 {
+            l += d;
+        } else {
+            h += d;
+        }
+        let (ls, hs) = (S::from_f64(l), S::from_f64(h));
+        // Keep a rounded bound only if it still encloses the box.
+        if ls.is_finite() && ls <= b.min()[k] {
+            lo[k] = ls;
+        }
+        if hs.is_finite() && hs >= b.max()[k] {
+            hi[k] = hs;
+        }
+    }
+    Aabb::new(lo, hi).unwrap_or(*b)
+}

@@ -97,6 +97,17 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         ProxyId::new(s, self.generation[s as usize])
     }
 
+    /// Prefetches what checking and changing slot `s` reads.
+    #[inline]
+    pub fn prefetch(&self, s: u32) {
+        let i = s as usize;
+        if i < self.state.len() {
+            crate::sweep::prefetch(&self.generation[i]);
+            crate::sweep::prefetch(&self.state[i]);
+            crate::sweep::prefetch(&self.pending[i]);
+        }
+    }
+
     /// The slot of a live id.
     pub fn slot(&self, id: ProxyId) -> Result<u32, ProxyError> {
         let s = id.index() as usize;

@@ -28,7 +28,7 @@
 
 use super::engine::{sealed::IndexImpl, Frame};
 use super::pairs::NIL;
-use super::query::Region;
+use super::query::{fatten, Region};
 use super::store::{State, Store};
 use crate::{Aabb, BodyKind, Scalar};
 
@@ -420,29 +420,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
 
     /// The fat box of a box that moved from `old` (if known).
     fn fat(&self, b: &Aabb<S, D>, old: Option<&Aabb<S, D>>) -> Aabb<S, D> {
-        let m = if self.margin.is_nan() { 0.0 } else { self.margin };
-        let mut lo = [S::ZERO; D];
-        let mut hi = [S::ZERO; D];
-        for k in 0..D {
-            let d = old.map_or(0.0, |o| (b.center(k) - o.center(k)) * PREDICT);
-            let (mut l, mut h) = (b.min()[k].to_f64() - m, b.max()[k].to_f64() + m);
-            if d < 0.0 {
-                l += d;
-            } else {
-                h += d;
-            }
-            // Round outwards so the fat box contains the exact box.
-            let (ls, hs) = (S::from_f64(l), S::from_f64(h));
-            lo[k] = if ls.to_f64() > l || !ls.is_finite() { b.min()[k] } else { ls };
-            hi[k] = if hs.to_f64() < h || !hs.is_finite() { b.max()[k] } else { hs };
-            if lo[k] > b.min()[k] {
-                lo[k] = b.min()[k];
-            }
-            if hi[k] < b.max()[k] {
-                hi[k] = b.max()[k];
-            }
-        }
-        Aabb::new(lo, hi).unwrap_or(*b)
+        fatten(b, old, self.margin, PREDICT)
     }
 
     fn ensure(&mut self, slots: usize) {
