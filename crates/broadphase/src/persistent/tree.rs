@@ -35,7 +35,7 @@ use crate::{Aabb, BodyKind, Scalar};
 /// The default margin, as a fraction of the typical box extent.
 pub const DEFAULT_MARGIN: f64 = 0.1;
 /// How many frames of the last displacement a fat box anticipates.
-const PREDICT: f64 = 2.0;
+const PREDICT: f64 = 4.0;
 
 #[derive(Clone, Copy, Debug)]
 struct Node<S: Scalar, const D: usize> {
