@@ -254,7 +254,10 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
     }
 }
 
-fn makers() -> Vec<(&'static str, fn() -> Box<dyn BroadPhase<f32, 3>>)> {
+/// A named constructor of a persistent broad phase.
+type Maker = (&'static str, fn() -> Box<dyn BroadPhase<f32, 3>>);
+
+fn makers() -> Vec<Maker> {
     vec![
         ("hash-grid", || Box::new(HashGrid::<f32, 3>::default())),
         ("dynamic-tree", || Box::new(DynamicTree::<f32, 3>::default())),
