@@ -383,6 +383,11 @@ fn main() {
     let a = args();
     let (warm, frames) = if a.quick { (10, 10) } else { (40, 40) };
     println!("# Persistent broad phases per frame (f32, 3D, uniform), grid margin ratio {}", a.margin);
+    if std::env::var_os("FRAMES_BULLET").is_some() {
+        // Profiling aid: the bullet scenario alone, at --n.
+        bullet_case(a.n.unwrap_or(1_000_000), 2000);
+        return;
+    }
     let sizes: Vec<usize> = match a.n {
         Some(n) => vec![n],
         None if a.quick => vec![10_000],
