@@ -610,6 +610,13 @@ fn bulk_frames_reach_every_path() {
                 }
             }
             c.update();
+            // Queries after every kind of frame (incremental, bulk insert,
+            // one-shot with its lazily built index).
+            let q = rng.unit() * side;
+            let region = Aabb::new([q, q, q], [q + 2.0, q + 3.0, q + 1.0]).unwrap();
+            let ray = Ray::new([0.0, q, q], [1.0, 0.25, 0.5], f64::INFINITY).ok();
+            c.queries(region, Filter::ALL, ray);
+            c.queries(region, Filter::new(2, !0), None);
         }
     });
 }

@@ -41,6 +41,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for BruteIndex {
         store.aabb[s as usize]
     }
 
+    fn empty_like(&self) -> Self {
+        BruteIndex
+    }
+
     fn rebuild(&mut self, _store: &Store<S, D>) {}
 
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {

@@ -6,6 +6,8 @@ use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
+use std::sync::OnceLock;
+
 use crate::sort::{keyed, payload, sort_keyed};
 use crate::{Aabb, Algorithm, Pair, PairFinder, ProxyError, ProxyId, Scalar, Workspace};
 
@@ -81,6 +83,9 @@ pub mod sealed {
         /// The box the index holds for slot `s` (containing its exact box).
         fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D>;
 
+        /// An empty index with the same settings.
+        fn empty_like(&self) -> Self;
+
         /// Rebuilds the index over the live slots from scratch.
         fn rebuild(&mut self, store: &Store<S, D>);
 
@@ -120,6 +125,9 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     /// are then `flat_pairs` (sorted) and no pair is tracked.
     flat: bool,
     flat_pairs: Vec<ProxyPair>,
+    /// In flat mode `index` is stale (not rebuilt each bulk frame); queries
+    /// build this one on first use.
+    lazy: OnceLock<I>,
 }
 
 /// Buffers of the one-shot path.
@@ -182,12 +190,27 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             scratch: OneShot::default(),
             flat: false,
             flat_pairs: Vec::new(),
+            lazy: OnceLock::new(),
+        }
+    }
+
+    /// The index in step with the store: the maintained one, or in flat
+    /// mode (where it is not maintained) one built on first use.
+    fn live(&self) -> &I {
+        if self.flat {
+            self.lazy.get_or_init(|| {
+                let mut index = self.index.empty_like();
+                index.rebuild(&self.store);
+                index
+            })
+        } else {
+            &self.index
         }
     }
 
     /// The index, for its settings.
     pub fn index(&self) -> &I {
-        &self.index
+        self.live()
     }
 
     /// The number of tracked pairs (reported ones and, for indexes with
@@ -485,7 +508,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         f: &mut dyn FnMut(ProxyId) -> bool,
     ) {
         let st = &self.store;
-        self.index.query(st, region, &mut |s| {
+        self.live().query(st, region, &mut |s| {
             let i = s as usize;
             if st.state[i] == State::Live && st.filter[i].accepts(&filter) && exact(&st.aabb[i]) {
                 f(st.id(s))
@@ -591,7 +614,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             // tracking until an incremental frame needs it ("flat" mode).
             let (mut old, mut new) = (core::mem::take(&mut self.scratch.old), core::mem::take(&mut self.scratch.new));
             self.sorted_pairs(&mut old);
-            self.index.rebuild(&self.store);
+            // The index is rebuilt only when needed: by the first query
+            // (`live`), or by the next incremental frame.
+            self.lazy = OnceLock::new();
             self.cache.clear();
             self.exact_all(&mut new);
             diff(&old, &new, events);
@@ -599,10 +624,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.flat = true;
             (self.scratch.old, self.scratch.new) = (old, new);
         } else if self.flat {
-            // Back to incremental frames: bring the index up to date, track
-            // every pair in bulk, and report the difference.
-            self.frame.inserted_candidates = false;
-            self.index.update(&self.store, &self.frame, &mut cand);
+            // Back to incremental frames: rebuild the index, track every
+            // pair in bulk, and report the difference.
+            self.lazy = OnceLock::new();
+            self.index.rebuild(&self.store);
             let mut old = core::mem::take(&mut self.flat_pairs);
             self.flat = false;
             self.track_all();
@@ -677,7 +702,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     fn cast_ray(&self, ray: &Ray<S, D>, filter: Filter, f: &mut dyn FnMut(RayHit) -> f64) {
         let st = &self.store;
         let mut max = ray.max_fraction;
-        self.index.query(st, &ray.region(max), &mut |s| {
+        self.live().query(st, &ray.region(max), &mut |s| {
             let i = s as usize;
             if st.state[i] != State::Live || !st.filter[i].accepts(&filter) {
                 return true;
@@ -706,6 +731,12 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 return Err("flat pairs not sorted and distinct".into());
             }
         }
+        if self.flat {
+            // The maintained index is stale by design; a lazily built one
+            // may lack proxies removed since (they are skipped anyway).
+        } else if let Err(e) = self.index.validate(st) {
+            return Err(e);
+        }
         for (_, x, y) in self.cache.tracked() {
             let p = self.pair(x, y);
             if !self.index.tracks(st, x, y) {
@@ -727,7 +758,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 return Err(format!("pair {p:?}: kinds or filters reject it"));
             }
         }
-        self.index.validate(st)
+        Ok(())
     }
 
     fn memory(&self) -> usize {
@@ -739,7 +770,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + (sc.slots.capacity() + sc.other_slots.capacity() + sc.seen.capacity()) * 4
             + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + (self.frame.removed.capacity() + self.frame.inserted.capacity() + self.frame.refiltered.capacity()) * 4;
-        self.store.memory() + self.index.memory() + work + self.pair_memory()
+        self.store.memory()
+            + self.index.memory()
+            + self.lazy.get().map_or(0, |i| i.memory())
+            + work
+            + self.pair_memory()
     }
 
     fn release_scratch(&mut self) {

@@ -338,6 +338,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         self.fat[s as usize]
     }
 
+    fn empty_like(&self) -> Self {
+        Self::new(self.margin_ratio)
+    }
+
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.clock = self.clock.wrapping_add(1);
         self.map.clear();

@@ -407,6 +407,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         store.aabb[s as usize]
     }
 
+    fn empty_like(&self) -> Self {
+        Self::default()
+    }
+
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.ensure(store.slots());
         for (_, &idx) in self.map.iter() {

@@ -470,6 +470,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
         store.aabb[s as usize]
     }
 
+    fn empty_like(&self) -> Self {
+        Self::default()
+    }
+
     fn rebuild(&mut self, store: &Store<S, D>) {
         let live: Vec<u32> = (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live).collect();
         self.sorted.clear();

@@ -511,6 +511,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         *self.fat_of(store, s)
     }
 
+    fn empty_like(&self) -> Self {
+        Self::new(self.margin_ratio)
+    }
+
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.clock = self.clock.wrapping_add(1);
         self.ensure(store.slots());
