@@ -731,11 +731,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 return Err("flat pairs not sorted and distinct".into());
             }
         }
-        if self.flat {
-            // The maintained index is stale by design; a lazily built one
-            // may lack proxies removed since (they are skipped anyway).
-        } else if let Err(e) = self.index.validate(st) {
-            return Err(e);
+        // In flat mode the maintained index is stale by design, and a lazily
+        // built one may lack proxies removed since (skipped anyway).
+        if !self.flat {
+            self.index.validate(st)?;
         }
         for (_, x, y) in self.cache.tracked() {
             let p = self.pair(x, y);
