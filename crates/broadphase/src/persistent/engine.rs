@@ -799,26 +799,33 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
 
 /// Appends the difference between two sorted pair lists: ends (in `old`
 /// only), then begins (in `new` only), each ascending.
+///
+/// Pairs compare by their slots alone: a slot pair in both lists names the
+/// same proxies (a removed proxy's slot is reused only after the update that
+/// removes it, and then leaves no pair in the older list).
 fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>) {
-    for pass in [0, 1] {
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() || j < new.len() {
-            if j == new.len() || (i < old.len() && old[i] < new[j]) {
-                if pass == 0 {
-                    events.push(PairEvent::End(old[i]));
-                }
-                i += 1;
-            } else if i == old.len() || new[j] < old[i] {
-                if pass == 1 {
-                    events.push(PairEvent::Begin(new[j]));
-                }
-                j += 1;
-            } else {
-                i += 1;
-                j += 1;
-            }
+    #[inline(always)]
+    fn key(p: &ProxyPair) -> u64 {
+        (p.a().index() as u64) << 32 | p.b().index() as u64
+    }
+    let mut begins = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        let (ko, kn) = (key(&old[i]), key(&new[j]));
+        if ko < kn {
+            events.push(PairEvent::End(old[i]));
+            i += 1;
+        } else if kn < ko {
+            begins.push(PairEvent::Begin(new[j]));
+            j += 1;
+        } else {
+            i += 1;
+            j += 1;
         }
     }
+    events.extend(old[i..].iter().map(|&p| PairEvent::End(p)));
+    events.extend(begins);
+    events.extend(new[j..].iter().map(|&p| PairEvent::Begin(p)));
 }
 
 /// Batches at least this large take their slots in spatial order.
