@@ -43,12 +43,15 @@
 //!
 //! The cost of a frame therefore follows what changed: a frame in which
 //! nothing changed costs O(1). When most proxies changed (a quarter, and at
-//! least 256), the engine instead rebuilds the index, finds the exact pairs
-//! with the one-shot search ([`PairFinder`](crate::PairFinder), `Auto`), and
-//! emits events by merging the sorted old and new pair lists; it tracks
-//! nothing until an incremental frame comes, which rebuilds the tracked pairs
-//! in bulk. A large batch of inserts is paired by one bipartite one-shot
-//! search. (The brute-force reference never takes these paths.)
+//! least 256), the engine instead finds the exact pairs with the one-shot
+//! search ([`PairFinder`](crate::PairFinder), `Auto`) and emits events by
+//! merging the sorted old and new pair lists ("flat" mode). It then
+//! maintains neither the index nor tracked pairs: the first query builds an
+//! index on demand, and the next incremental frame rebuilds the index and
+//! the tracked pairs in bulk. A large batch of inserts is paired by one
+//! bipartite one-shot search, and takes its slots in the spatial (Morton)
+//! order of its boxes, so that neighbours sit close in memory. (The
+//! brute-force reference never takes the one-shot paths.)
 //!
 //! The indexes differ in how they find candidates:
 //!
