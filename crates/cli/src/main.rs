@@ -1,5 +1,6 @@
 //! `broadphase`: exact broad-phase pair finding from the command line.
 
+mod bench;
 mod compare;
 mod csv;
 mod pairs;
@@ -28,6 +29,8 @@ enum Command {
     Pairs(PairsArgs),
     /// Run every algorithm on generated scenes and compare their times and results.
     Compare(CompareArgs),
+    /// Benchmark every algorithm, one-shot and per frame, on chosen scenes and sizes.
+    Bench(BenchArgs),
     /// Write a generated scene as a CSV box file.
     Scene(SceneArgs),
 }
@@ -89,6 +92,82 @@ pub struct CompareArgs {
     f32: bool,
 }
 
+/// Times every algorithm on generated scenes: one-shot pair finding, and
+/// persistent broad phases per frame under a motion model. Checks that all
+/// found the same pairs in every cell, fits how the time grows with n, and
+/// can write the table as CSV and JSON.
+#[derive(Args, Clone)]
+pub struct BenchArgs {
+    /// Workloads: `oneshot`, `frames` or `all`.
+    #[arg(long, default_value = "all")]
+    workload: String,
+    /// Scenes, comma-separated, or `all`.
+    #[arg(long, default_value = "uniform", value_delimiter = ',')]
+    scene: Vec<String>,
+    /// Sizes: a decade range `1e3..1e6`, a list `1e4,1e5`, or one size.
+    #[arg(long, default_value = "1e3..1e6")]
+    n: String,
+    /// Dimension: 2 or 3.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
+    dim: u8,
+    /// Worker threads for the threaded one-shot variants (1: single-threaded).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Most runs per one-shot algorithm (the median is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Time budget per one-shot algorithm and cell, in seconds (at least one run).
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+    /// Motions of the per-frame workload: `still`, `1%`, `10%`, `100%`, `jitter`, `jitterN%`.
+    #[arg(long, default_value = "still,1%,10%,100%", value_delimiter = ',')]
+    motion: Vec<String>,
+    /// Step per frame of a moving box, in box units.
+    #[arg(long, default_value_t = 0.05)]
+    speed: f64,
+    /// Timed frames per persistent algorithm.
+    #[arg(long, default_value_t = 30)]
+    frames: usize,
+    /// Frames run before timing (fat boxes and caches settle).
+    #[arg(long, default_value_t = 20)]
+    warmup: usize,
+    /// Largest size of the per-frame workload.
+    #[arg(long, default_value = "1e5", value_parser = parse_count)]
+    frames_max: usize,
+    /// Scene seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Use f32 boxes (rounded outward) instead of f64.
+    #[arg(long)]
+    f32: bool,
+    /// A short run: sizes 1e3..1e4, 3 runs, 10 frames.
+    #[arg(long)]
+    quick: bool,
+    /// Write the table as CSV to this file.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write the table and the fits as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+impl BenchArgs {
+    /// The arguments with `--quick` applied.
+    fn resolved(&self) -> Self {
+        let mut a = self.clone();
+        if a.quick {
+            if a.n == "1e3..1e6" {
+                a.n = "1e3..1e4".into();
+            }
+            a.repeat = a.repeat.min(3);
+            a.frames = a.frames.min(10);
+            a.warmup = a.warmup.min(10);
+            a.seconds = a.seconds.min(0.2);
+        }
+        a
+    }
+}
+
 /// Writes a generated scene as a CSV box file.
 #[derive(Args)]
 pub struct SceneArgs {
@@ -139,6 +218,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Pairs(a) => pairs::run(&a),
         Command::Compare(a) => compare::run(&a),
+        Command::Bench(a) => bench::run(&a.resolved()),
         Command::Scene(a) => scene(&a),
     };
     match result {

@@ -152,3 +152,55 @@ fn compare_runs_and_agrees() {
     let text = stdout(&o);
     assert_eq!(text.matches("all 6 algorithms found the same").count(), 2, "{text}");
 }
+
+#[test]
+fn bench_runs_checks_and_writes_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, json) = (dir.path().join("b.csv"), dir.path().join("b.json"));
+    let o = run(
+        &[
+            "bench",
+            "--quick",
+            "--n",
+            "300,3000",
+            "--dim",
+            "2",
+            "--motion",
+            "still,10%,jitter",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("every algorithm found the same pairs in every cell"), "{text}");
+    assert!(text.contains("growth exponents"), "{text}");
+    // One header and a row per (cell, algorithm).
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("workload,scene,dim,scalar,n,algorithm,median_ms"));
+    assert!(lines.len() > 20, "{table}");
+    assert!(lines.iter().any(|l| l.starts_with("frames 100% jitter,uniform,2,f64,3000,hash-grid,")));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["agree"], true);
+    assert_eq!(report["rows"].as_array().unwrap().len(), lines.len() - 1);
+    assert!(!report["fits"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn bench_rejects_bad_arguments() {
+    for args in [
+        &["bench", "--n", "1e6..1e3"][..],
+        &["bench", "--workload", "nonsense"],
+        &["bench", "--motion", "150%"],
+        &["bench", "--scene", "nowhere"],
+    ] {
+        let o = run(args, None);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stdout(&o).is_empty() || !stdout(&o).contains("rows in"), "{args:?}");
+        assert!(!stderr(&o).is_empty(), "{args:?}");
+    }
+}

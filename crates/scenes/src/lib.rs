@@ -15,6 +15,8 @@ use broadphase::{Aabb, Pair, Scalar};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
+pub mod motion;
+
 /// The scenes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scene {

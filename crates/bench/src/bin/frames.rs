@@ -13,6 +13,7 @@ use std::time::Instant;
 use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap, MultiSap};
 use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
 use broadphase_bench::ParryFrames;
+use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::{to_f32, uniform_side, Scene};
 
 struct Args {
@@ -48,68 +49,22 @@ fn args() -> Args {
     a
 }
 
-/// Boxes and their motion.
-struct World {
-    boxes: Vec<Aabb<f32, 3>>,
-    vel: Vec<[f32; 3]>,
-    moving: Vec<u32>,
-    side: f32,
-}
+/// The uniform scene (f32 3D) and its motion: a fixed random share of the
+/// boxes moves `speed` per frame along its own direction, bouncing off the
+/// world's walls (the shared `Mover`).
+type World = Mover<f32, 3>;
 
-impl World {
-    fn new(n: usize, fraction: f64, speed: f64, seed: u64) -> Self {
-        let mut boxes = to_f32(&Scene::Uniform.generate::<3>(n, seed));
-        if std::env::var_os("FRAMES_SORTED").is_some() {
-            // Experiment: insertion order along a coarse 3D grid (spatially
-            // coherent slots).
-            boxes.sort_by_key(|b| {
-                let c = b.min().map(|v| (v / 4.0) as u32);
-                (c[0], c[1], c[2])
-            });
-        }
-        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let vel = (0..n)
-            .map(|_| {
-                let d: [f64; 3] = core::array::from_fn(|_| next() * 2.0 - 1.0);
-                let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(1e-9);
-                d.map(|v| (v / len * speed) as f32)
-            })
-            .collect();
-        let k = ((n as f64) * fraction).round() as usize;
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        for i in (1..n).rev() {
-            order.swap(i, (next() * (i + 1) as f64) as usize);
-        }
-        order.truncate(k);
-        order.sort_unstable();
-        Self { boxes, vel, moving: order, side: uniform_side(n, 3) as f32 }
+fn world(n: usize, fraction: f64, speed: f64, seed: u64) -> World {
+    let mut boxes = to_f32(&Scene::Uniform.generate::<3>(n, seed));
+    if std::env::var_os("FRAMES_SORTED").is_some() {
+        // Experiment: insertion order along a coarse 3D grid (spatially
+        // coherent slots).
+        boxes.sort_by_key(|b| {
+            let c = b.min().map(|v| (v / 4.0) as u32);
+            (c[0], c[1], c[2])
+        });
     }
-
-    /// Advances the moving boxes; returns the moves.
-    fn step(&mut self, moves: &mut Vec<(u32, Aabb<f32, 3>)>) {
-        moves.clear();
-        for &i in &self.moving {
-            let (b, v) = (&self.boxes[i as usize], &mut self.vel[i as usize]);
-            let mut min = *b.min();
-            let mut max = *b.max();
-            for k in 0..3 {
-                if min[k] + v[k] < 0.0 || max[k] + v[k] > self.side {
-                    v[k] = -v[k];
-                }
-                min[k] += v[k];
-                max[k] += v[k];
-            }
-            let nb = Aabb::new(min, max).unwrap();
-            self.boxes[i as usize] = nb;
-            moves.push((i, nb));
-        }
-    }
+    Mover::new(boxes, Motion::Steady { fraction, speed }, seed)
 }
 
 trait Contender {
@@ -162,7 +117,7 @@ impl Contender for OneShot {
 
     fn frame(&mut self, w: &World, _moves: &[(u32, Aabb<f32, 3>)]) -> usize {
         self.out.clear();
-        PairFinder::new(Algorithm::Auto).find_with(&mut self.ws, &w.boxes, &mut self.out).unwrap();
+        PairFinder::new(Algorithm::Auto).find_with(&mut self.ws, w.boxes(), &mut self.out).unwrap();
         self.out.len()
     }
 }
@@ -188,27 +143,27 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
-    let mut w = World::new(n, fraction, a.speed, 7);
+    let mut w = world(n, fraction, a.speed, 7);
     let mut cs: Vec<Box<dyn Contender>> = Vec::new();
     let want = |name: &str| a.only.as_deref().is_none_or(|o| name.contains(o));
     if want("grid") {
         let g = Engine::with_index(Default::default(), GridIndex::new(a.margin));
-        cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, &w.boxes)));
+        cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, w.boxes())));
     }
     if want("tree") {
-        cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), &w.boxes)));
+        cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), w.boxes())));
     }
     if want("multi") {
-        cs.push(Box::new(Persistent::new(Box::new(MultiSap::<f32, 3>::default()), &w.boxes)));
+        cs.push(Box::new(Persistent::new(Box::new(MultiSap::<f32, 3>::default()), w.boxes())));
     }
     if want("sap") && (fraction <= 0.01 || n <= 10_000) {
-        cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), &w.boxes)));
+        cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), w.boxes())));
     }
     if std::env::var_os("FRAMES_SOLO").is_some() {
         // Profiling aid: the persistent contenders alone.
         for f in 0..warm + frames {
             w.step(&mut Vec::new());
-            let moves: Vec<_> = w.moving.iter().map(|&i| (i, w.boxes[i as usize])).collect();
+            let moves: Vec<_> = w.moving().iter().map(|&i| (i, w.boxes()[i as usize])).collect();
             let t = Instant::now();
             for c in &mut cs {
                 c.frame(&w, &moves);
@@ -220,7 +175,7 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         return;
     }
     cs.push(Box::new(OneShot { ws: Workspace::new(), out: Vec::new() }));
-    cs.push(Box::new(Parry { p: ParryFrames::new(&w.boxes), out: Vec::new() }));
+    cs.push(Box::new(Parry { p: ParryFrames::new(w.boxes()), out: Vec::new() }));
     let mut moves = Vec::new();
     let mut times = vec![Vec::new(); cs.len()];
     let mut counts = vec![0; cs.len()];

@@ -1,0 +1,444 @@
+//! `broadphase bench`: timed runs of every algorithm on chosen scenes and
+//! sizes, one-shot and per frame, with a check that all found the same
+//! pairs, fitted growth exponents, and CSV / JSON output.
+//!
+//! Timing: each (workload, scene, size) cell runs its algorithms one after
+//! another; a one-shot algorithm repeats until `--repeat` runs or the
+//! `--seconds` budget of the cell is spent (at least one run), and reports
+//! the median with the fastest and slowest run; a persistent algorithm
+//! reports the median frame of `--frames` frames after a warm-up, with the
+//! 10th and 90th percentiles.
+
+use std::time::Instant;
+
+use broadphase::persistent::{BruteForce, DynamicTree, HashGrid, IncrementalSap, MultiSap};
+use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Scalar, Workspace};
+use broadphase_scenes::motion::{Motion, Mover};
+use broadphase_scenes::{to_f32, Scene};
+use serde::Serialize;
+
+use crate::{with_threads, BenchArgs};
+
+/// One measured cell of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub scene: String,
+    pub dim: u8,
+    pub scalar: &'static str,
+    pub n: usize,
+    pub algorithm: String,
+    pub median_ms: f64,
+    pub low_ms: f64,
+    pub high_ms: f64,
+    pub runs: usize,
+    pub pairs: usize,
+    pub ns_per_box: f64,
+    pub bytes_per_box: f64,
+    pub pair_hash: String,
+}
+
+/// A fitted power law `time ≈ c · n^exponent` over the sizes of a series.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fit {
+    pub workload: String,
+    pub scene: String,
+    pub dim: u8,
+    pub algorithm: String,
+    pub exponent: f64,
+    pub points: usize,
+}
+
+/// An order-independent hash of a pair set given as pairs of box indices.
+pub fn pair_hash(pairs: impl Iterator<Item = (u32, u32)>) -> u64 {
+    pairs.fold(0u64, |h, (a, b)| {
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        let mut z = ((a as u64) << 32 | b as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h.wrapping_add(z ^ (z >> 31))
+    })
+}
+
+/// Parses sizes: `1e3..1e6` (every decade), `1e4,1e5`, or one size.
+pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, String> {
+    if let Some((a, b)) = spec.split_once("..") {
+        let (lo, hi) = (crate::parse_count(a)?, crate::parse_count(b)?);
+        if lo == 0 || lo > hi {
+            return Err(format!("`{spec}`: expected a range like 1e3..1e6"));
+        }
+        let mut out = Vec::new();
+        let mut n = lo;
+        while n <= hi {
+            out.push(n);
+            n = n.checked_mul(10).ok_or("size range too large")?;
+        }
+        return Ok(out);
+    }
+    spec.split(',').map(crate::parse_count).collect()
+}
+
+/// Parses a motion: `still`, `1%`, `10%`, `100%`, `jitter` (100% in random
+/// directions) or `jitterN%`.
+pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
+    let pct = |t: &str| -> Result<f64, String> {
+        let v: f64 = t.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a motion"))?;
+        if (0.0..=100.0).contains(&v) {
+            Ok(v / 100.0)
+        } else {
+            Err(format!("`{s}`: a share between 0% and 100%"))
+        }
+    };
+    Ok(match s {
+        "still" => Motion::Steady { fraction: 0.0, speed },
+        "jitter" => Motion::Jitter { fraction: 1.0, speed },
+        _ => match s.strip_prefix("jitter") {
+            Some(p) => Motion::Jitter { fraction: pct(p)?, speed },
+            None => Motion::Steady { fraction: pct(s)?, speed },
+        },
+    })
+}
+
+fn motion_name(m: &Motion) -> String {
+    match m {
+        Motion::Steady { fraction, .. } if *fraction == 0.0 => "still".into(),
+        Motion::Steady { fraction, .. } => format!("{}% moving", fraction * 100.0),
+        Motion::Jitter { fraction, .. } => format!("{}% jitter", fraction * 100.0),
+    }
+}
+
+/// Brute force is left out above these sizes (it would take minutes).
+const BRUTE_MAX: usize = 20_000;
+const BRUTE_FRAMES_MAX: usize = 5_000;
+/// Incremental SAP frames with much motion are slow in dense 3D worlds.
+const SAP_FRAMES_MAX: usize = 100_000;
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+fn print_header() {
+    println!(
+        "  {:<26} {:>10} {:>10} {:>10} {:>5} {:>10} {:>8} {:>8}  {:<18}",
+        "algorithm", "median ms", "low ms", "high ms", "runs", "pairs", "ns/box", "B/box", "pair-set hash"
+    );
+}
+
+fn print_row(r: &Row) {
+    println!(
+        "  {:<26} {:>10.3} {:>10.3} {:>10.3} {:>5} {:>10} {:>8.1} {:>8.1}  {:<18}",
+        r.algorithm, r.median_ms, r.low_ms, r.high_ms, r.runs, r.pairs, r.ns_per_box, r.bytes_per_box, r.pair_hash
+    );
+}
+
+struct Ctx<'a> {
+    a: &'a BenchArgs,
+    rows: Vec<Row>,
+    agree: bool,
+}
+
+impl Ctx<'_> {
+    fn check(&mut self, what: &str, rows: &[Row]) {
+        let first = rows.first().map(|r| (r.pairs, r.pair_hash.clone()));
+        if rows.iter().all(|r| Some((r.pairs, r.pair_hash.clone())) == first) {
+            if let Some((p, _)) = first {
+                println!("  all {} agree on the {p} pairs of {what}\n", rows.len());
+            }
+        } else {
+            self.agree = false;
+            println!("  MISMATCH: the algorithms found different pair sets for {what}\n");
+        }
+    }
+
+    fn oneshot<S: Scalar, const D: usize>(&mut self, scene: Scene, boxes: &[Aabb<S, D>], scalar: &'static str) {
+        let a = self.a;
+        let n = boxes.len();
+        println!("one-shot: scene {scene}, {D}D {scalar}, n = {n}");
+        print_header();
+        let mut cell = Vec::new();
+        for alg in Algorithm::ALL {
+            if alg == Algorithm::BruteForce && n > BRUTE_MAX {
+                continue;
+            }
+            let finder = PairFinder::new(alg).parallel(a.threads != 1);
+            let (mut ws, mut out) = (Workspace::new(), Vec::<Pair>::new());
+            let mut times = Vec::new();
+            let start = Instant::now();
+            while times.len() < a.repeat as usize && (times.is_empty() || start.elapsed().as_secs_f64() < a.seconds) {
+                let t = with_threads(a.threads, || {
+                    out.clear();
+                    let t = Instant::now();
+                    finder.find_with(&mut ws, boxes, &mut out).expect("valid sizes");
+                    t.elapsed().as_secs_f64()
+                })
+                .expect("thread pool");
+                times.push(t);
+            }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            let bytes = ws.memory() + out.capacity() * core::mem::size_of::<Pair>();
+            let row = Row {
+                workload: "one-shot".into(),
+                scene: scene.to_string(),
+                dim: D as u8,
+                scalar,
+                n,
+                algorithm: alg.name().into(),
+                median_ms: median * 1e3,
+                low_ms: times[0] * 1e3,
+                high_ms: times[times.len() - 1] * 1e3,
+                runs: times.len(),
+                pairs: out.len(),
+                ns_per_box: median * 1e9 / n.max(1) as f64,
+                bytes_per_box: bytes as f64 / n.max(1) as f64,
+                pair_hash: format!("{:#018x}", pair_hash(out.iter().map(|p| (p.a(), p.b())))),
+            };
+            print_row(&row);
+            cell.push(row);
+        }
+        self.check("this cell", &cell);
+        self.rows.extend(cell);
+    }
+
+    fn frames<S: Scalar, const D: usize>(
+        &mut self,
+        scene: Scene,
+        boxes: &[Aabb<S, D>],
+        motion: Motion,
+        scalar: &'static str,
+    ) {
+        let a = self.a;
+        let n = boxes.len();
+        let mname = motion_name(&motion);
+        println!("per frame: scene {scene}, {D}D {scalar}, n = {n}, {mname} {} per frame", a.speed);
+        print_header();
+        let fraction = match motion {
+            Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } => fraction,
+        };
+        let makers: Vec<(&str, Box<dyn Fn() -> Box<dyn BroadPhase<S, D>>>)> = vec![
+            ("hash-grid", Box::new(|| Box::new(HashGrid::<S, D>::default()))),
+            ("dynamic-tree", Box::new(|| Box::new(DynamicTree::<S, D>::default()))),
+            ("multi-sap", Box::new(|| Box::new(MultiSap::<S, D>::default()))),
+            ("incremental-sap", Box::new(|| Box::new(IncrementalSap::<S, D>::default()))),
+            ("brute", Box::new(|| Box::new(BruteForce::<S, D>::default()))),
+        ];
+        let mut cell = Vec::new();
+        // Every algorithm replays the same frames (same seed).
+        let mut final_boxes: Vec<Aabb<S, D>> = Vec::new();
+        for (name, make) in &makers {
+            if (*name == "brute" && n > BRUTE_FRAMES_MAX)
+                || (*name == "incremental-sap" && D == 3 && fraction > 0.01 && n > SAP_FRAMES_MAX / 10)
+                || (*name == "incremental-sap" && n > SAP_FRAMES_MAX)
+            {
+                continue;
+            }
+            let mut bp = make();
+            let proxies: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+            let mut ids: Vec<ProxyId> = Vec::new();
+            bp.insert_batch(&proxies, &mut ids).expect("room for the scene");
+            let mut events: Vec<PairEvent> = Vec::new();
+            bp.update(&mut events);
+            let mut mover = Mover::new(boxes.to_vec(), motion, a.seed ^ 0x5eed);
+            let (mut moves, mut batch) = (Vec::new(), Vec::new());
+            let mut times = Vec::new();
+            for f in 0..a.warmup + a.frames {
+                mover.step(&mut moves);
+                batch.clear();
+                batch.extend(moves.iter().map(|(i, b)| (ids[*i as usize], *b)));
+                let t = Instant::now();
+                bp.set_aabb_batch(&batch).expect("live ids");
+                events.clear();
+                bp.update(&mut events);
+                if f >= a.warmup {
+                    times.push(t.elapsed().as_secs_f64());
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            // Hash the final pairs by box index, comparable across algorithms.
+            let slot_to_box: std::collections::HashMap<u32, u32> =
+                ids.iter().enumerate().map(|(i, id)| (id.index(), i as u32)).collect();
+            if final_boxes.is_empty() {
+                final_boxes = mover.boxes().to_vec();
+            }
+            let hash = pair_hash(bp.pairs().iter().map(|p| (slot_to_box[&p.a().index()], slot_to_box[&p.b().index()])));
+            let row = Row {
+                workload: format!("frames {mname}"),
+                scene: scene.to_string(),
+                dim: D as u8,
+                scalar,
+                n,
+                algorithm: (*name).into(),
+                median_ms: median * 1e3,
+                low_ms: percentile(&times, 0.1) * 1e3,
+                high_ms: percentile(&times, 0.9) * 1e3,
+                runs: times.len(),
+                pairs: bp.pairs().len(),
+                ns_per_box: median * 1e9 / n.max(1) as f64,
+                bytes_per_box: bp.memory() as f64 / n.max(1) as f64,
+                pair_hash: format!("{hash:#018x}"),
+            };
+            print_row(&row);
+            cell.push(row);
+        }
+        // The one-shot search over the final boxes is the reference.
+        let reference = PairFinder::new(Algorithm::Auto).find(&final_boxes).expect("valid sizes");
+        let ref_hash = format!("{:#018x}", pair_hash(reference.iter().map(|p| (p.a(), p.b()))));
+        if cell.iter().any(|r| r.pair_hash != ref_hash || r.pairs != reference.len()) {
+            self.agree = false;
+            println!("  MISMATCH with the one-shot search over the final boxes ({} pairs)", reference.len());
+        }
+        self.check("the final frame (and the one-shot search over it)", &cell);
+        self.rows.extend(cell);
+    }
+}
+
+/// Least-squares slope of `ln t` against `ln n`.
+fn exponent(points: &[(usize, f64)]) -> f64 {
+    let k = points.len() as f64;
+    let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
+    for &(n, t) in points {
+        let (x, y) = ((n as f64).ln(), t.max(1e-12).ln());
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    (k * sxy - sx * sy) / (k * sxx - sx * sx)
+}
+
+fn fits(rows: &[Row]) -> Vec<Fit> {
+    let mut keys: Vec<(String, String, u8, String)> =
+        rows.iter().map(|r| (r.workload.clone(), r.scene.clone(), r.dim, r.algorithm.clone())).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(w, s, d, alg)| {
+            let pts: Vec<(usize, f64)> = rows
+                .iter()
+                .filter(|r| r.workload == w && r.scene == s && r.dim == d && r.algorithm == alg)
+                .map(|r| (r.n, r.median_ms))
+                .collect();
+            let distinct = pts.iter().map(|p| p.0).collect::<std::collections::BTreeSet<_>>().len();
+            (distinct >= 2).then(|| Fit {
+                workload: w,
+                scene: s,
+                dim: d,
+                algorithm: alg,
+                exponent: exponent(&pts),
+                points: pts.len(),
+            })
+        })
+        .collect()
+}
+
+pub fn run(a: &BenchArgs) -> Result<(), String> {
+    let scenes: Vec<Scene> = if a.scene.iter().any(|s| s == "all") {
+        Scene::ALL.to_vec()
+    } else {
+        a.scene.iter().map(|s| s.parse::<Scene>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
+    };
+    let sizes = parse_sizes(&a.n)?;
+    let motions: Vec<Motion> = a.motion.iter().map(|m| parse_motion(m, a.speed)).collect::<Result<_, _>>()?;
+    let (oneshot, frames) = match a.workload.as_str() {
+        "all" => (true, true),
+        "oneshot" | "one-shot" => (true, false),
+        "frames" => (false, true),
+        w => return Err(format!("unknown workload `{w}` (oneshot, frames or all)")),
+    };
+    let started = Instant::now();
+    let mut ctx = Ctx { a, rows: Vec::new(), agree: true };
+    for &scene in &scenes {
+        for &n in &sizes {
+            macro_rules! cell {
+                ($d:literal) => {{
+                    let b64 = scene.generate::<$d>(n, a.seed);
+                    if a.f32 {
+                        let b = to_f32(&b64);
+                        if oneshot {
+                            ctx.oneshot(scene, &b, "f32");
+                        }
+                        if frames && n <= a.frames_max {
+                            for &m in &motions {
+                                ctx.frames(scene, &b, m, "f32");
+                            }
+                        }
+                    } else {
+                        if oneshot {
+                            ctx.oneshot(scene, &b64, "f64");
+                        }
+                        if frames && n <= a.frames_max {
+                            for &m in &motions {
+                                ctx.frames(scene, &b64, m, "f64");
+                            }
+                        }
+                    }
+                }};
+            }
+            match a.dim {
+                2 => cell!(2),
+                _ => cell!(3),
+            }
+        }
+    }
+    let fits = fits(&ctx.rows);
+    if !fits.is_empty() {
+        println!("growth exponents (least squares of ln time against ln n):");
+        for f in &fits {
+            println!(
+                "  {:<24} {:<14} {}D {:<26} {:>6.3}  ({} sizes)",
+                f.workload, f.scene, f.dim, f.algorithm, f.exponent, f.points
+            );
+        }
+        println!();
+    }
+    if let Some(path) = &a.csv {
+        let mut out = String::from(
+            "workload,scene,dim,scalar,n,algorithm,median_ms,low_ms,high_ms,runs,pairs,ns_per_box,bytes_per_box,pair_hash\n",
+        );
+        for r in &ctx.rows {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{},{},{:.3},{:.3},{}\n",
+                r.workload,
+                r.scene,
+                r.dim,
+                r.scalar,
+                r.n,
+                r.algorithm,
+                r.median_ms,
+                r.low_ms,
+                r.high_ms,
+                r.runs,
+                r.pairs,
+                r.ns_per_box,
+                r.bytes_per_box,
+                r.pair_hash
+            ));
+        }
+        std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = &a.json {
+        #[derive(Serialize)]
+        struct Report<'r> {
+            rows: &'r [Row],
+            fits: &'r [Fit],
+            agree: bool,
+            seconds: f64,
+        }
+        let report =
+            Report { rows: &ctx.rows, fits: &fits, agree: ctx.agree, seconds: started.elapsed().as_secs_f64() };
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    println!(
+        "{} rows in {:.1} s; {}",
+        ctx.rows.len(),
+        started.elapsed().as_secs_f64(),
+        if ctx.agree { "every algorithm found the same pairs in every cell" } else { "MISMATCHES (see above)" }
+    );
+    if ctx.agree {
+        Ok(())
+    } else {
+        Err("the algorithms disagree (see above)".into())
+    }
+}

@@ -1,0 +1,143 @@
+//! Motion models for per-frame benchmarks of persistent broad phases: which
+//! boxes move each frame, and how.
+
+use broadphase::{Aabb, Scalar};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64;
+
+/// How the moving boxes move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Motion {
+    /// Each moving box keeps a random direction, steps `speed` per frame and
+    /// bounces off the walls of the world (coherent motion).
+    Steady {
+        /// The share of boxes that move, in `[0, 1]`.
+        fraction: f64,
+        /// The step per frame, in box units.
+        speed: f64,
+    },
+    /// Each moving box steps `speed` in a new random direction every frame
+    /// (jitter: no coherence for predictions to use).
+    Jitter {
+        /// The share of boxes that move, in `[0, 1]`.
+        fraction: f64,
+        /// The step per frame.
+        speed: f64,
+    },
+}
+
+/// Moves a set of boxes frame by frame, reproducibly from a seed.
+pub struct Mover<S: Scalar, const D: usize> {
+    boxes: Vec<Aabb<S, D>>,
+    vel: Vec<[f64; D]>,
+    moving: Vec<u32>,
+    lo: [f64; D],
+    hi: [f64; D],
+    motion: Motion,
+    rng: Pcg64,
+}
+
+fn direction<const D: usize>(rng: &mut Pcg64, speed: f64) -> [f64; D] {
+    loop {
+        let d: [f64; D] = core::array::from_fn(|_| rng.random::<f64>() * 2.0 - 1.0);
+        let len = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if len > 1e-3 && len <= 1.0 {
+            return d.map(|v| v / len * speed);
+        }
+    }
+}
+
+impl<S: Scalar, const D: usize> Mover<S, D> {
+    /// Picks the moving boxes (a random subset of the given share) and their
+    /// directions. The world is the boxes' bounding box.
+    pub fn new(boxes: Vec<Aabb<S, D>>, motion: Motion, seed: u64) -> Self {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let (fraction, speed) = match motion {
+            Motion::Steady { fraction, speed } | Motion::Jitter { fraction, speed } => (fraction, speed),
+        };
+        let n = boxes.len();
+        let k = ((n as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            order.swap(i, rng.random_range(0..=i));
+        }
+        order.truncate(k);
+        order.sort_unstable();
+        let vel = (0..n).map(|_| direction::<D>(&mut rng, speed)).collect();
+        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for b in &boxes {
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
+        }
+        Self { boxes, vel, moving: order, lo, hi, motion, rng }
+    }
+
+    /// The boxes as they are now.
+    pub fn boxes(&self) -> &[Aabb<S, D>] {
+        &self.boxes
+    }
+
+    /// The indices of the moving boxes.
+    pub fn moving(&self) -> &[u32] {
+        &self.moving
+    }
+
+    /// Advances one frame; `moves` receives `(index, new box)` of each box
+    /// that moved.
+    pub fn step(&mut self, moves: &mut Vec<(u32, Aabb<S, D>)>) {
+        moves.clear();
+        let speed = match self.motion {
+            Motion::Steady { speed, .. } | Motion::Jitter { speed, .. } => speed,
+        };
+        for &i in &self.moving {
+            let i = i as usize;
+            if matches!(self.motion, Motion::Jitter { .. }) {
+                self.vel[i] = direction::<D>(&mut self.rng, speed);
+            }
+            let b = self.boxes[i];
+            let mut min = *b.min();
+            let mut max = *b.max();
+            for k in 0..D {
+                let v = &mut self.vel[i][k];
+                let (l, h) = (min[k].to_f64() + *v, max[k].to_f64() + *v);
+                if l < self.lo[k] || h > self.hi[k] {
+                    *v = -*v;
+                }
+                min[k] = S::from_f64(min[k].to_f64() + *v);
+                max[k] = S::from_f64(max[k].to_f64() + *v);
+            }
+            let nb = Aabb::new(min, max).unwrap_or(b);
+            self.boxes[i] = nb;
+            moves.push((i as u32, nb));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scene;
+
+    #[test]
+    fn moves_the_chosen_share_and_stays_in_the_world() {
+        let boxes = Scene::Uniform.generate::<3>(1000, 3);
+        let mut m = Mover::new(boxes, Motion::Steady { fraction: 0.1, speed: 0.5 }, 9);
+        let mut moves = Vec::new();
+        for _ in 0..200 {
+            m.step(&mut moves);
+            assert_eq!(moves.len(), 100);
+        }
+        let (lo, hi) = (m.lo, m.hi);
+        for b in m.boxes() {
+            for k in 0..3 {
+                assert!(b.min()[k] >= lo[k] - 0.5 - 1e-9 && b.max()[k] <= hi[k] + 0.5 + 1e-9);
+            }
+        }
+        let mut j = Mover::new(Scene::Uniform.generate::<2>(100, 1), Motion::Jitter { fraction: 1.0, speed: 0.1 }, 2);
+        let mut moves2 = Vec::new();
+        j.step(&mut moves2);
+        assert_eq!(moves2.len(), 100);
+    }
+}
