@@ -107,6 +107,9 @@ fn motion_name(m: &Motion) -> String {
     }
 }
 
+/// A constructor of a persistent broad phase.
+type Make<S, const D: usize> = fn() -> Box<dyn BroadPhase<S, D>>;
+
 /// Brute force is left out above these sizes (it would take minutes).
 const BRUTE_MAX: usize = 20_000;
 const BRUTE_FRAMES_MAX: usize = 5_000;
@@ -215,12 +218,12 @@ impl Ctx<'_> {
         let fraction = match motion {
             Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } => fraction,
         };
-        let makers: Vec<(&str, Box<dyn Fn() -> Box<dyn BroadPhase<S, D>>>)> = vec![
-            ("hash-grid", Box::new(|| Box::new(HashGrid::<S, D>::default()))),
-            ("dynamic-tree", Box::new(|| Box::new(DynamicTree::<S, D>::default()))),
-            ("multi-sap", Box::new(|| Box::new(MultiSap::<S, D>::default()))),
-            ("incremental-sap", Box::new(|| Box::new(IncrementalSap::<S, D>::default()))),
-            ("brute", Box::new(|| Box::new(BruteForce::<S, D>::default()))),
+        let makers: [(&str, Make<S, D>); 5] = [
+            ("hash-grid", || Box::new(HashGrid::<S, D>::default())),
+            ("dynamic-tree", || Box::new(DynamicTree::<S, D>::default())),
+            ("multi-sap", || Box::new(MultiSap::<S, D>::default())),
+            ("incremental-sap", || Box::new(IncrementalSap::<S, D>::default())),
+            ("brute", || Box::new(BruteForce::<S, D>::default())),
         ];
         let mut cell = Vec::new();
         // Every algorithm replays the same frames (same seed).
