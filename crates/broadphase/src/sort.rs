@@ -123,6 +123,12 @@ pub(crate) fn refine_equal_keys<S: Scalar>(
 }
 
 fn refine_runs<S: Scalar>(items: &mut [u64], value: &impl Fn(u32) -> S) {
+    sort_runs_by(items, |x, y| value(x).partial_cmp(&value(y)).unwrap_or(core::cmp::Ordering::Equal));
+}
+
+/// Sorts each run of equal keys (high 32 bits) stably by `cmp` of the
+/// payloads.
+pub(crate) fn sort_runs_by(items: &mut [u64], cmp: impl Fn(u32, u32) -> core::cmp::Ordering) {
     let mut start = 0;
     while start < items.len() {
         let key = items[start] >> 32;
@@ -131,9 +137,7 @@ fn refine_runs<S: Scalar>(items: &mut [u64], value: &impl Fn(u32) -> S) {
             end += 1;
         }
         if end - start > 1 {
-            items[start..end].sort_by(|&x, &y| {
-                value(payload(x)).partial_cmp(&value(payload(y))).unwrap_or(core::cmp::Ordering::Equal)
-            });
+            items[start..end].sort_by(|&x, &y| cmp(payload(x), payload(y)));
         }
         start = end;
     }

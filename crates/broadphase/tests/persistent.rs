@@ -181,56 +181,51 @@ impl<S: Scalar, const D: usize> Checker<S, D> {
         self.updates += 1;
     }
 
-    /// Queries right after an update, against the model.
-    fn queries(&self, region: Aabb<S, D>, filter: Filter, ray: Option<Ray<S, D>>) {
-        let name = self.bp.name();
-        let accepted = |p: &Proxy<S, D>| p.filter.accepts(&filter);
+    /// The ids a query reports (sorted) against the live proxies `keep`
+    /// accepts.
+    fn compare_query(
+        &self,
+        what: &str,
+        query: impl Fn(&mut dyn FnMut(ProxyId) -> bool),
+        keep: impl Fn(&Proxy<S, D>) -> bool,
+    ) -> usize {
         let mut got = Vec::new();
-        self.bp.query_aabb(&region, filter, &mut |id| {
+        query(&mut |id| {
             got.push(id);
             true
         });
         got.sort();
-        let want: Vec<_> = self
-            .model
-            .live
-            .iter()
-            .filter(|(_, p)| accepted(p) && p.aabb.overlaps(&region))
-            .map(|(id, _)| *id)
-            .collect();
-        assert_eq!(got, want, "{name}: query_aabb");
+        let want: Vec<_> = self.model.live.iter().filter(|(_, p)| keep(p)).map(|(id, _)| *id).collect();
+        assert_eq!(got, want, "{}: {what}", self.bp.name());
+        want.len()
+    }
+
+    /// Queries right after an update, against the model.
+    fn queries(&self, region: Aabb<S, D>, filter: Filter, ray: Option<Ray<S, D>>) {
+        let name = self.bp.name();
+        let accepted = |p: &Proxy<S, D>| p.filter.accepts(&filter);
+        let found = self.compare_query(
+            "query_aabb",
+            |f| self.bp.query_aabb(&region, filter, f),
+            |p| accepted(p) && p.aabb.overlaps(&region),
+        );
         // Early stop: exactly one call when `f` returns false at once.
         let mut calls = 0;
         self.bp.query_aabb(&region, filter, &mut |_| {
             calls += 1;
             false
         });
-        assert_eq!(calls, want.len().min(1), "{name}: query_aabb did not stop");
+        assert_eq!(calls, found.min(1), "{name}: query_aabb did not stop");
 
         let point = *region.min();
-        got.clear();
-        self.bp.query_point(point, filter, &mut |id| {
-            got.push(id);
-            true
-        });
-        got.sort();
-        let want: Vec<_> = self
-            .model
-            .live
-            .iter()
-            .filter(|(_, p)| accepted(p) && p.aabb.contains_point(&point))
-            .map(|(id, _)| *id)
-            .collect();
-        assert_eq!(got, want, "{name}: query_point");
+        self.compare_query(
+            "query_point",
+            |f| self.bp.query_point(point, filter, f),
+            |p| accepted(p) && p.aabb.contains_point(&point),
+        );
 
         let r = region.extent(0).min(4.0);
         let sphere = Sphere::new(point, S::from_f64(r)).unwrap();
-        got.clear();
-        self.bp.query_sphere(&sphere, filter, &mut |id| {
-            got.push(id);
-            true
-        });
-        got.sort();
         // Squared distance from the point to the box after scaling by a
         // power of two (so tiny and huge coordinates neither underflow nor
         // overflow), against the squared radius.
@@ -256,9 +251,11 @@ impl<S: Scalar, const D: usize> Checker<S, D> {
             let s2: f64 = gaps.iter().map(|g| (g * e) * (g * e)).sum();
             s2 <= (rr * e) * (rr * e)
         };
-        let want: Vec<_> =
-            self.model.live.iter().filter(|(_, p)| accepted(p) && hits(&p.aabb)).map(|(id, _)| *id).collect();
-        assert_eq!(got, want, "{name}: query_sphere {sphere:?}");
+        self.compare_query(
+            "query_sphere",
+            |f| self.bp.query_sphere(&sphere, filter, f),
+            |p| accepted(p) && hits(&p.aabb),
+        );
 
         if let Some(ray) = ray {
             let mut all = Vec::new();

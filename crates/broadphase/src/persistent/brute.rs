@@ -5,7 +5,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::query::Region;
 use super::store::{State, Store};
-use crate::{Aabb, Scalar};
+use crate::Scalar;
 
 /// The index of [`BruteForce`](super::BruteForce): none.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,18 +27,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for BruteIndex {
                 }
             }
         }
-    }
-
-    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
-        store.aabb[s as usize].overlaps(&store.aabb[t as usize])
-    }
-
-    fn box_changed(&self, _s: u32) -> bool {
-        true
-    }
-
-    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
-        store.aabb[s as usize]
     }
 
     fn empty_like(&self) -> Self {

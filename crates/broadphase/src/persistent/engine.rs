@@ -72,16 +72,23 @@ pub mod sealed {
 
         /// Whether the index holds the boxes of indexed slots `s` and `t` as
         /// overlapping (exactly, or with margins): such pairs are tracked,
-        /// and tracked pairs must include every overlapping one.
-        fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool;
+        /// and tracked pairs must include every overlapping one. By default
+        /// the index holds the exact boxes.
+        fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
+            store.aabb[s as usize].overlaps(&store.aabb[t as usize])
+        }
 
         /// Whether the box the index holds for `s` changed in the last
         /// `update` (always, for indexes that hold exact boxes). A moved slot
         /// whose held box did not change keeps all its tracked pairs.
-        fn box_changed(&self, s: u32) -> bool;
+        fn box_changed(&self, _s: u32) -> bool {
+            true
+        }
 
         /// The box the index holds for slot `s` (containing its exact box).
-        fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D>;
+        fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+            store.aabb[s as usize]
+        }
 
         /// An empty index with the same settings.
         fn empty_like(&self) -> Self;

@@ -40,14 +40,13 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use super::cells::{self, CellRange};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::pairs::{KeyHasher, NIL};
 use super::query::{fatten, Region};
 use super::store::{State, Store};
 use crate::{Aabb, Scalar};
 
-/// Cell coordinates are clamped to ±`LIMIT` (21 bits with the sign).
-const LIMIT: i64 = (1 << 20) - 1;
 /// A fat box spanning more than this many cells on an axis is "large".
 const MAX_SPAN: i64 = 5;
 /// Queries covering more cells than this scan the slots instead.
@@ -100,7 +99,7 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
     }
 }
 
-type Cells<const D: usize> = ([i64; D], [i64; D]);
+type Cells<const D: usize> = CellRange<D>;
 
 impl<S: Scalar, const D: usize> GridIndex<S, D> {
     /// An empty index whose fat boxes are grown by `ratio` times the typical
@@ -122,28 +121,13 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         self.margin
     }
 
-    /// Picks the cell size and margin from a sample of boxes.
+    /// Picks the cell size and margin from the boxes of `slots`.
     fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
-        let mut ext: Vec<f64> = Vec::new();
-        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-        for s in slots {
-            let b = &store.aabb[s as usize];
-            ext.push((0..D).map(|k| b.extent(k)).fold(0.0, f64::max));
-            for k in 0..D {
-                lo[k] = lo[k].min(b.min()[k].to_f64());
-                hi[k] = hi[k].max(b.max()[k].to_f64());
-            }
-        }
-        if ext.is_empty() {
-            return;
-        }
-        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
-        let q90 = *ext.select_nth_unstable_by(q, f64::total_cmp).1;
-        let mut size = q90;
+        let Some(z) = store.sizes(slots) else { return };
+        let mut size = z.q90;
         if !(size.is_finite() && size > 0.0) {
             // Points or flat boxes: cells from the spread instead.
-            let spread = (0..D).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
-            size = spread / (ext.len() as f64).powf(1.0 / D as f64);
+            size = z.spread / (z.count as f64).powf(1.0 / D as f64);
         }
         if !(size.is_finite() && size > 0.0) {
             size = 1.0; // everything on one point
@@ -155,7 +139,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
 
     #[inline]
     fn coord(&self, v: f64) -> i64 {
-        (v * self.inv).floor().clamp(-(LIMIT as f64), LIMIT as f64) as i64
+        cells::coord(v, self.inv)
     }
 
     #[inline]
@@ -166,34 +150,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         )
     }
 
-    #[inline]
-    fn key(c: &[i64; D]) -> u64 {
-        c.iter().fold(0u64, |k, &x| k << 21 | (x + LIMIT) as u64)
-    }
-
     fn is_big(r: &Cells<D>) -> bool {
-        (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN)
-    }
-
-    /// Calls `f` with every cell of the range.
-    #[inline]
-    fn each_cell(r: &Cells<D>, mut f: impl FnMut(&[i64; D])) {
-        let mut c = r.0;
-        loop {
-            f(&c);
-            let mut k = 0;
-            loop {
-                if k == D {
-                    return;
-                }
-                if c[k] < r.1[k] {
-                    c[k] += 1;
-                    break;
-                }
-                c[k] = r.0[k];
-                k += 1;
-            }
-        }
+        cells::wider_than(r, MAX_SPAN)
     }
 
     /// Files slot `s` by a fresh fat box around its exact box.
@@ -215,8 +173,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         }
         self.big_pos[i] = NIL;
         let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
-        Self::each_cell(&r, |c| {
-            let idx = *map.entry(Self::key(c)).or_insert_with(|| match free.pop() {
+        cells::each(&r, |c| {
+            let idx = *map.entry(cells::key(c)).or_insert_with(|| match free.pop() {
                 Some(f) => f,
                 None => {
                     cells.push(Vec::new());
@@ -240,8 +198,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         }
         let r = self.cells_of(&self.fat[i]);
         let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
-        Self::each_cell(&r, |c| {
-            let k = Self::key(c);
+        cells::each(&r, |c| {
+            let k = cells::key(c);
             let idx = map[&k];
             let list = &mut cells[idx as usize];
             let p = list.iter().position(|x| x.0 == s).expect("filed slot");
@@ -272,8 +230,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             }
         }
         let r = self.cells_of(&fs);
-        Self::each_cell(&r, |c| {
-            let Some(&idx) = self.map.get(&Self::key(c)) else { return };
+        cells::each(&r, |c| {
+            let Some(&idx) = self.map.get(&cells::key(c)) else { return };
             for (t, ft) in &self.cells[idx as usize] {
                 let t = *t;
                 if t != s && fs.overlaps(ft) {
@@ -377,11 +335,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             return;
         }
         let mut go = true;
-        Self::each_cell(&r, |c| {
+        cells::each(&r, |c| {
             if !go {
                 return;
             }
-            let Some(&idx) = self.map.get(&Self::key(c)) else { return };
+            let Some(&idx) = self.map.get(&cells::key(c)) else { return };
             for &(t, ref b) in &self.cells[idx as usize] {
                 if fat_meets(b) {
                     let home = (0..D).all(|k| self.coord(region.min[k].max(b.min()[k].to_f64())) == c[k]);
@@ -415,11 +373,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                 continue;
             }
             let mut bad = None;
-            Self::each_cell(&r, |c| {
+            cells::each(&r, |c| {
                 filed += 1;
                 let ok = self
                     .map
-                    .get(&Self::key(c))
+                    .get(&cells::key(c))
                     .is_some_and(|&idx| self.cells[idx as usize].iter().any(|e| e.0 == s && e.1 == self.fat[i]));
                 if !ok {
                     bad = Some(*c);

@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use super::cells::{self, CellRange};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::pairs::{KeyHasher, NIL};
 use super::query::Region;
@@ -37,13 +38,12 @@ use super::sap::Sorted;
 use super::store::{State, Store};
 use crate::{Aabb, Scalar};
 
-const LIMIT: i64 = (1 << 20) - 1;
 /// A box spanning more than this many regions on an axis is "large".
 const MAX_SPAN: i64 = 4;
 /// Region side over the typical box extent.
 const REGION_SCALE: f64 = 8.0;
 
-type Range<const D: usize> = ([i64; D], [i64; D]);
+type Range<const D: usize> = CellRange<D>;
 
 /// One region: its coordinates and its sweep-and-prune.
 #[derive(Clone, Debug)]
@@ -103,24 +103,10 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
     }
 
     fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
-        let mut ext: Vec<f64> = Vec::new();
-        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-        for s in slots {
-            let b = &store.aabb[s as usize];
-            ext.push((0..D).map(|k| b.extent(k)).fold(0.0, f64::max));
-            for k in 0..D {
-                lo[k] = lo[k].min(b.min()[k].to_f64());
-                hi[k] = hi[k].max(b.max()[k].to_f64());
-            }
-        }
-        if ext.is_empty() {
-            return;
-        }
-        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
-        let mut size = REGION_SCALE * *ext.select_nth_unstable_by(q, f64::total_cmp).1;
+        let Some(z) = store.sizes(slots) else { return };
+        let mut size = REGION_SCALE * z.q90;
         if !(size.is_finite() && size > 0.0) {
-            let spread = (0..D).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
-            size = spread / (ext.len() as f64 / 256.0).max(1.0).powf(1.0 / D as f64);
+            size = z.spread / (z.count as f64 / 256.0).max(1.0).powf(1.0 / D as f64);
         }
         if !(size.is_finite() && size > 0.0) {
             size = 1.0;
@@ -131,7 +117,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
 
     #[inline]
     fn coord(&self, v: f64) -> i64 {
-        (v * self.inv).floor().clamp(-(LIMIT as f64), LIMIT as f64) as i64
+        cells::coord(v, self.inv)
     }
 
     fn range(&self, b: &Aabb<S, D>) -> Range<D> {
@@ -142,35 +128,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
     }
 
     fn is_big(r: &Range<D>) -> bool {
-        (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN)
-    }
-
-    #[inline]
-    fn key(c: &[i64; D]) -> u64 {
-        c.iter().fold(0u64, |k, &x| k << 21 | (x + LIMIT) as u64)
-    }
-
-    fn inside(r: &Range<D>, c: &[i64; D]) -> bool {
-        (0..D).all(|k| r.0[k] <= c[k] && c[k] <= r.1[k])
-    }
-
-    fn each(r: &Range<D>, mut f: impl FnMut([i64; D])) {
-        let mut c = r.0;
-        loop {
-            f(c);
-            let mut k = 0;
-            loop {
-                if k == D {
-                    return;
-                }
-                if c[k] < r.1[k] {
-                    c[k] += 1;
-                    break;
-                }
-                c[k] = r.0[k];
-                k += 1;
-            }
-        }
+        cells::wider_than(r, MAX_SPAN)
     }
 
     fn ensure(&mut self, slots: usize) {
@@ -223,7 +181,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
             }
         } else {
             let enter = &mut self.enter;
-            Self::each(&r, |c| enter.push((Self::key(&c), s, want)));
+            cells::each(&r, |c| enter.push((cells::key(c), s, want)));
             if want {
                 self.against_big(store, s, out);
             }
@@ -237,7 +195,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
         } else {
             let r = self.range(held);
             let leave = &mut self.leave;
-            Self::each(&r, |c| leave.push((Self::key(&c), s)));
+            cells::each(&r, |c| leave.push((cells::key(c), s)));
         }
     }
 
@@ -286,7 +244,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
             let idx = match self.map.get(&key) {
                 Some(&idx) => idx,
                 None => {
-                    let coords = decode::<D>(key);
+                    let coords = cells::decode::<D>(key);
                     let idx = match self.free_areas.pop() {
                         Some(f) => {
                             self.areas[f as usize].coords = coords;
@@ -326,14 +284,6 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
     }
 }
 
-fn decode<const D: usize>(key: u64) -> [i64; D] {
-    let mut c = [0i64; D];
-    for k in (0..D).rev() {
-        c[k] = ((key >> (21 * (D - 1 - k))) & ((1 << 21) - 1)) as i64 - LIMIT;
-    }
-    c
-}
-
 impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
     const NAME: &'static str = "multi-sap";
     const ONESHOT: bool = true;
@@ -364,17 +314,17 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
             // Regions in both: sweep; left: compact; entered: merge and scan.
             let areas = &mut self.areas;
             let (map, leave, enter) = (&self.map, &mut self.leave, &mut self.enter);
-            Self::each(&r0, |c| {
-                let key = Self::key(&c);
-                if Self::inside(&r1, &c) {
+            cells::each(&r0, |c| {
+                let key = cells::key(c);
+                if cells::inside(&r1, c) {
                     areas[map[&key] as usize].sap.move_box(s, old, &new, out);
                 } else {
                     leave.push((key, s));
                 }
             });
-            Self::each(&r1, |c| {
-                if !Self::inside(&r0, &c) {
-                    enter.push((Self::key(&c), s, true));
+            cells::each(&r1, |c| {
+                if !cells::inside(&r0, c) {
+                    enter.push((cells::key(c), s, true));
                 }
             });
             self.against_big(store, s, out);
@@ -393,18 +343,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
                 true
             });
         }
-    }
-
-    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
-        store.aabb[s as usize].overlaps(&store.aabb[t as usize])
-    }
-
-    fn box_changed(&self, _s: u32) -> bool {
-        true
-    }
-
-    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
-        store.aabb[s as usize]
     }
 
     fn empty_like(&self) -> Self {
@@ -457,15 +395,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         if count > self.map.len() as i64 {
             for &idx in self.map.values() {
                 let area = &self.areas[idx as usize];
-                if Self::inside(&r, &area.coords) && !visit(area, f) {
+                if cells::inside(&r, &area.coords) && !visit(area, f) {
                     return;
                 }
             }
         } else {
             let mut go = true;
-            Self::each(&r, |c| {
+            cells::each(&r, |c| {
                 if go {
-                    if let Some(&idx) = self.map.get(&Self::key(&c)) {
+                    if let Some(&idx) = self.map.get(&cells::key(c)) {
                         go = visit(&self.areas[idx as usize], f);
                     }
                 }
@@ -491,10 +429,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
                 continue;
             }
             let mut missing = None;
-            Self::each(&r, |c| {
+            cells::each(&r, |c| {
                 filed += 1;
-                if !self.map.contains_key(&Self::key(&c)) {
-                    missing = Some(c);
+                if !self.map.contains_key(&cells::key(c)) {
+                    missing = Some(*c);
                 }
             });
             if let Some(c) = missing {
@@ -504,13 +442,13 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         let mut held = 0;
         for (&key, &idx) in &self.map {
             let area = &self.areas[idx as usize];
-            if Self::key(&area.coords) != key {
+            if cells::key(&area.coords) != key {
                 return Err(format!("multi-sap: region {:?} is mapped under another key", area.coords));
             }
             let member = |s: u32| {
                 store.indexed(s)
                     && self.big_pos[s as usize] == NIL
-                    && Self::inside(&self.range(&store.aabb[s as usize]), &area.coords)
+                    && cells::inside(&self.range(&store.aabb[s as usize]), &area.coords)
             };
             area.sap.validate(store, member, &format!("multi-sap region {:?}", area.coords))?;
             if area.members == 0 || 2 * area.members != area.sap.len() {

@@ -64,6 +64,7 @@
 //! | [`HashGrid`] | fat boxes in hashed cells | cells of a re-fattened proxy | many similar-sized objects, dense 3D |
 
 mod brute;
+mod cells;
 mod engine;
 mod grid;
 mod mbp;

@@ -52,7 +52,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::query::Region;
 use super::store::{State, Store};
-use crate::sort::{keyed, payload, sort_keyed};
+use crate::sort::{keyed, payload, sort_keyed, sort_runs_by};
 use crate::{Aabb, Scalar};
 
 const SENTINEL: u32 = u32::MAX;
@@ -200,27 +200,15 @@ pub(crate) fn sorted_endpoints<S: Scalar, const D: usize>(
         items.push(keyed(b.max()[k].sort_key(), s << 1 | 1));
     }
     sort_keyed(items, scratch, false);
-    let mut start = 0;
-    while start < items.len() {
-        let key = items[start] >> 32;
-        let mut end = start + 1;
-        while end < items.len() && items[end] >> 32 == key {
-            end += 1;
+    sort_runs_by(items, |tx, ty| {
+        if before(value(tx), tx, value(ty), ty) {
+            core::cmp::Ordering::Less
+        } else if before(value(ty), ty, value(tx), tx) {
+            core::cmp::Ordering::Greater
+        } else {
+            core::cmp::Ordering::Equal
         }
-        if end - start > 1 {
-            items[start..end].sort_unstable_by(|&x, &y| {
-                let (tx, ty) = (payload(x), payload(y));
-                if before(value(tx), tx, value(ty), ty) {
-                    core::cmp::Ordering::Less
-                } else if before(value(ty), ty, value(tx), tx) {
-                    core::cmp::Ordering::Greater
-                } else {
-                    core::cmp::Ordering::Equal
-                }
-            });
-        }
-        start = end;
-    }
+    });
     out.clear();
     out.extend(items.iter().map(|&x| (value(payload(x)), payload(x))));
 }
@@ -456,18 +444,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
         for &s in &frame.refiltered {
             self.candidates_of(store, s, out);
         }
-    }
-
-    fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
-        store.aabb[s as usize].overlaps(&store.aabb[t as usize])
-    }
-
-    fn box_changed(&self, _s: u32) -> bool {
-        true
-    }
-
-    fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
-        store.aabb[s as usize]
     }
 
     fn empty_like(&self) -> Self {

@@ -25,6 +25,14 @@ pub enum State {
     Cancelled,
 }
 
+/// Typical sizes of a set of boxes (see [`Store::sizes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    pub q90: f64,
+    pub spread: f64,
+    pub count: usize,
+}
+
 /// A pending change of a live proxy.
 #[derive(Clone, Copy, Debug)]
 pub struct Change<S: Scalar, const D: usize> {
@@ -95,6 +103,26 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     #[inline]
     pub fn id(&self, s: u32) -> ProxyId {
         ProxyId::new(s, self.generation[s as usize])
+    }
+
+    /// The sizes an index is tuned by, over `slots`: the 90th percentile of
+    /// the boxes' largest extents, the largest spread of the boxes on an
+    /// axis, and the count. `None` for no slots.
+    pub fn sizes(&self, slots: impl Iterator<Item = u32>) -> Option<Sizes> {
+        let mut ext: Vec<f64> = Vec::new();
+        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for s in slots {
+            let b = &self.aabb[s as usize];
+            ext.push((0..D).map(|k| b.extent(k)).fold(0.0, f64::max));
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
+        }
+        let q = (ext.len() * 9 / 10).min(ext.len().checked_sub(1)?);
+        let q90 = *ext.select_nth_unstable_by(q, f64::total_cmp).1;
+        let spread = (0..D).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
+        Some(Sizes { q90, spread, count: ext.len() })
     }
 
     /// Prefetches what checking and changing slot `s` reads.

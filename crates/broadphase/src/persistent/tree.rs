@@ -408,14 +408,9 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
     }
 
     fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
-        let mut ext: Vec<f64> =
-            slots.map(|s| (0..D).map(|k| store.aabb[s as usize].extent(k)).fold(0.0, f64::max)).collect();
-        if ext.is_empty() {
-            return;
+        if let Some(z) = store.sizes(slots) {
+            self.margin = if z.q90.is_finite() { self.margin_ratio * z.q90 } else { 0.0 };
         }
-        let q = (ext.len() * 9 / 10).min(ext.len() - 1);
-        let q90 = *ext.select_nth_unstable_by(q, f64::total_cmp).1;
-        self.margin = if q90.is_finite() { self.margin_ratio * q90 } else { 0.0 };
     }
 
     /// The fat box of a box that moved from `old` (if known).
