@@ -438,6 +438,10 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    if let Some(dir) = &a.plot {
+        let files = crate::plot::write(dir, &ctx.rows, &fits)?;
+        println!("{} plots in {}", files.len(), dir.display());
+    }
     println!(
         "{} rows in {:.1} s; {}",
         ctx.rows.len(),

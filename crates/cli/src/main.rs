@@ -4,6 +4,7 @@ mod bench;
 mod compare;
 mod csv;
 mod pairs;
+mod plot;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -149,6 +150,10 @@ pub struct BenchArgs {
     /// Write the table and the fits as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Draw SVG plots into this folder: time against n (log-log, with the
+    /// fitted exponents) and a bar chart per cell at the largest n.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 impl BenchArgs {

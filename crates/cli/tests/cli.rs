@@ -171,6 +171,8 @@ fn bench_runs_checks_and_writes_csv_and_json() {
             csv.to_str().unwrap(),
             "--json",
             json.to_str().unwrap(),
+            "--plot",
+            dir.path().join("plots").to_str().unwrap(),
         ],
         None,
     );
@@ -188,6 +190,14 @@ fn bench_runs_checks_and_writes_csv_and_json() {
     assert_eq!(report["agree"], true);
     assert_eq!(report["rows"].as_array().unwrap().len(), lines.len() - 1);
     assert!(!report["fits"].as_array().unwrap().is_empty());
+    // A growth plot per workload with the exponents in its legend, and a bar
+    // chart per workload at the largest size.
+    let plots: Vec<_> = std::fs::read_dir(dir.path().join("plots")).unwrap().map(|e| e.unwrap().path()).collect();
+    let growth = plots.iter().find(|p| p.ends_with("growth-one-shot-uniform-2d.svg")).expect("growth plot");
+    let svg = std::fs::read_to_string(growth).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("grid (n^"), "{svg}");
+    assert!(plots.iter().any(|p| p.ends_with("bars-one-shot-uniform-2d-n3000.svg")), "{plots:?}");
+    assert_eq!(plots.len(), 8, "{plots:?}");
 }
 
 #[test]
