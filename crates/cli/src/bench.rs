@@ -127,10 +127,12 @@ fn print_header() {
     );
 }
 
-fn print_row(r: &Row) {
+pub(crate) fn print_row(r: &Row) {
+    // Peers' memory is not measured: a dash.
+    let bytes = if r.bytes_per_box.is_finite() { format!("{:.1}", r.bytes_per_box) } else { "-".into() };
     println!(
-        "  {:<26} {:>10.3} {:>10.3} {:>10.3} {:>5} {:>10} {:>8.1} {:>8.1}  {:<18}",
-        r.algorithm, r.median_ms, r.low_ms, r.high_ms, r.runs, r.pairs, r.ns_per_box, r.bytes_per_box, r.pair_hash
+        "  {:<26} {:>10.3} {:>10.3} {:>10.3} {:>5} {:>10} {:>8.1} {:>8}  {:<18}",
+        r.algorithm, r.median_ms, r.low_ms, r.high_ms, r.runs, r.pairs, r.ns_per_box, bytes, r.pair_hash
     );
 }
 
@@ -359,7 +361,7 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
     for &scene in &scenes {
         for &n in &sizes {
             macro_rules! cell {
-                ($d:literal) => {{
+                ($d:literal, $peers:ident) => {{
                     let b64 = scene.generate::<$d>(n, a.seed);
                     if a.f32 {
                         let b = to_f32(&b64);
@@ -374,6 +376,15 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                     } else {
                         if oneshot {
                             ctx.oneshot(scene, &b64, "f64");
+                            #[cfg(feature = "peers")]
+                            {
+                                let ours = ctx.rows.last().map(|r| r.pair_hash.clone()).unwrap_or_default();
+                                let ours = u64::from_str_radix(ours.trim_start_matches("0x"), 16).unwrap_or(0);
+                                let (rows, agree) = crate::peers::$peers(a, scene.name(), &b64, ours);
+                                ctx.agree &= agree;
+                                ctx.rows.extend(rows);
+                                println!();
+                            }
                         }
                         if frames && n <= a.frames_max {
                             for &m in &motions {
@@ -384,8 +395,8 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                 }};
             }
             match a.dim {
-                2 => cell!(2),
-                _ => cell!(3),
+                2 => cell!(2, oneshot2),
+                _ => cell!(3, oneshot3),
             }
         }
     }

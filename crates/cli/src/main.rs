@@ -4,6 +4,8 @@ mod bench;
 mod compare;
 mod csv;
 mod pairs;
+#[cfg(feature = "peers")]
+mod peers;
 mod plot;
 
 use std::path::PathBuf;

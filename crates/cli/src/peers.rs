@@ -1,0 +1,97 @@
+//! The peer crates in `broadphase bench` (feature `peers`): parry's `Bvh`
+//! (build and self-traversal; f32), rstar (bulk load and one envelope query
+//! per box; f64) and broccoli (2D, f32), on the same boxes as the cell,
+//! timed the same way, their pair sets hashed and checked against ours on
+//! the same input precision.
+
+use std::time::Instant;
+
+use broadphase::{Aabb, Algorithm, PairFinder};
+use broadphase_scenes::to_f32;
+
+use crate::bench::{pair_hash, Row};
+use crate::BenchArgs;
+
+/// Pairs as `(i, j)` with `i < j`, as the peer adapters write them.
+type Pairs = Vec<(u32, u32)>;
+/// A peer's search writing into a reused pair vector.
+type Search<'b> = Box<dyn FnMut(&mut Pairs) + 'b>;
+/// A peer: its name, its search, and the scalar type it reads.
+type Run<'b> = (&'static str, Search<'b>, &'static str);
+
+fn time(a: &BenchArgs, run: &mut dyn FnMut(&mut Pairs)) -> (Vec<f64>, Pairs) {
+    let mut out = Vec::new();
+    run(&mut out); // untimed first run
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while times.len() < a.repeat as usize && (times.is_empty() || start.elapsed().as_secs_f64() < a.seconds) {
+        out.clear();
+        let t = Instant::now();
+        run(&mut out);
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    (times, out)
+}
+
+fn rows(a: &BenchArgs, scene: &str, dim: u8, n: usize, runs: Vec<Run<'_>>, ours: &[(&str, u64)]) -> (Vec<Row>, bool) {
+    let mut agree = true;
+    let mut rows = Vec::new();
+    for (name, mut run, scalar) in runs {
+        let (times, out) = time(a, &mut *run);
+        let median = times[times.len() / 2];
+        let hash = pair_hash(out.iter().copied());
+        let want = ours.iter().find(|o| o.0 == scalar).map(|o| o.1);
+        let ok = want == Some(hash);
+        agree &= ok;
+        let row = Row {
+            workload: "one-shot".into(),
+            scene: scene.into(),
+            dim,
+            scalar,
+            n,
+            algorithm: format!("{name} (peer)"),
+            median_ms: median * 1e3,
+            low_ms: times[0] * 1e3,
+            high_ms: times[times.len() - 1] * 1e3,
+            runs: times.len(),
+            pairs: out.len(),
+            ns_per_box: median * 1e9 / n.max(1) as f64,
+            bytes_per_box: f64::NAN,
+            pair_hash: format!("{hash:#018x}"),
+        };
+        crate::bench::print_row(&row);
+        if !ok {
+            println!("  MISMATCH: {name} disagrees with broadphase on the same {scalar} boxes");
+        }
+        rows.push(row);
+    }
+    (rows, agree)
+}
+
+/// Our hash over the f32 version of the boxes (the peers that take f32).
+fn ours_f32<const D: usize>(boxes: &[Aabb<f64, D>]) -> u64 {
+    let pairs = PairFinder::new(Algorithm::Auto).find(&to_f32(boxes)).expect("valid sizes");
+    pair_hash(pairs.iter().map(|p| (p.a(), p.b())))
+}
+
+/// The peers on a 3D cell (f64 boxes; f32 copies for parry).
+pub fn oneshot3(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 3>], ours_f64: u64) -> (Vec<Row>, bool) {
+    let b32 = to_f32(boxes);
+    let runs: Vec<Run<'_>> = vec![
+        ("parry3d Bvh", Box::new(|o: &mut Pairs| broadphase_bench::parry3d_pairs(&b32, o)), "f32"),
+        ("rstar", Box::new(|o: &mut Pairs| broadphase_bench::rstar_pairs(boxes, o)), "f64"),
+    ];
+    rows(a, scene, 3, boxes.len(), runs, &[("f64", ours_f64), ("f32", ours_f32(boxes))])
+}
+
+/// The peers on a 2D cell.
+pub fn oneshot2(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 2>], ours_f64: u64) -> (Vec<Row>, bool) {
+    let b32 = to_f32(boxes);
+    let runs: Vec<Run<'_>> = vec![
+        ("parry2d Bvh", Box::new(|o: &mut Pairs| broadphase_bench::parry2d_pairs(&b32, o)), "f32"),
+        ("broccoli", Box::new(|o: &mut Pairs| broadphase_bench::broccoli_pairs(&b32, o)), "f32"),
+        ("rstar", Box::new(|o: &mut Pairs| broadphase_bench::rstar_pairs(boxes, o)), "f64"),
+    ];
+    rows(a, scene, 2, boxes.len(), runs, &[("f64", ours_f64), ("f32", ours_f32(boxes))])
+}
