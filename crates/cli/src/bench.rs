@@ -389,6 +389,24 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                         if frames && n <= a.frames_max {
                             for &m in &motions {
                                 ctx.frames(scene, &b64, m, "f64");
+                                #[cfg(feature = "peers")]
+                                if $d == 3 {
+                                    let b3: Vec<Aabb<f64, 3>> = b64
+                                        .iter()
+                                        .map(|b| {
+                                            Aabb::new(
+                                                core::array::from_fn(|k| b.min()[k]),
+                                                core::array::from_fn(|k| b.max()[k]),
+                                            )
+                                            .expect("valid")
+                                        })
+                                        .collect();
+                                    let w = format!("frames {}", motion_name(&m));
+                                    let (row, ok) = crate::peers::frames3(a, scene.name(), &b3, m, &w);
+                                    ctx.agree &= ok;
+                                    ctx.rows.push(row);
+                                    println!();
+                                }
                             }
                         }
                     }

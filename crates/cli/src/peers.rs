@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use broadphase::{Aabb, Algorithm, PairFinder};
+use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::to_f32;
 
 use crate::bench::{pair_hash, Row};
@@ -94,4 +95,49 @@ pub fn oneshot2(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 2>], ours_f64: u6
         ("rstar", Box::new(|o: &mut Pairs| broadphase_bench::rstar_pairs(boxes, o)), "f64"),
     ];
     rows(a, scene, 2, boxes.len(), runs, &[("f64", ours_f64), ("f32", ours_f32(boxes))])
+}
+
+/// parry3d's `Bvh` per frame (leaf updates, refit, self-traversal) on f32
+/// copies of a 3D cell's boxes under the same motion, checked against the
+/// one-shot search over its final boxes.
+pub fn frames3(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 3>], motion: Motion, workload: &str) -> (Row, bool) {
+    let mut mover = Mover::new(to_f32(boxes), motion, a.seed ^ 0x5eed);
+    let mut bvh = broadphase_bench::ParryFrames::new(mover.boxes());
+    let (mut moves, mut out) = (Vec::new(), Vec::new());
+    let mut times = Vec::new();
+    for f in 0..a.warmup + a.frames {
+        mover.step(&mut moves);
+        let t = Instant::now();
+        bvh.frame(&moves, &mut out);
+        if f >= a.warmup {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let hash = pair_hash(out.iter().copied());
+    let reference = PairFinder::new(Algorithm::Auto).find(mover.boxes()).expect("valid sizes");
+    let ok = hash == pair_hash(reference.iter().map(|p| (p.a(), p.b())));
+    let n = boxes.len();
+    let row = Row {
+        workload: workload.into(),
+        scene: scene.into(),
+        dim: 3,
+        scalar: "f32",
+        n,
+        algorithm: "parry3d Bvh (peer)".into(),
+        median_ms: median * 1e3,
+        low_ms: times[((times.len() - 1) as f64 * 0.1).round() as usize] * 1e3,
+        high_ms: times[((times.len() - 1) as f64 * 0.9).round() as usize] * 1e3,
+        runs: times.len(),
+        pairs: out.len(),
+        ns_per_box: median * 1e9 / n.max(1) as f64,
+        bytes_per_box: f64::NAN,
+        pair_hash: format!("{hash:#018x}"),
+    };
+    crate::bench::print_row(&row);
+    if !ok {
+        println!("  MISMATCH: parry3d disagrees with the one-shot search over its final f32 boxes");
+    }
+    (row, ok)
 }
