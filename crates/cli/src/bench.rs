@@ -358,8 +358,15 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
     };
     let started = Instant::now();
     let mut ctx = Ctx { a, rows: Vec::new(), agree: true };
+    // A progress bar on standard error (hidden when it is not a terminal).
+    let progress = indicatif::ProgressBar::new((scenes.len() * sizes.len()) as u64);
+    progress.set_style(
+        indicatif::ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} cells {msg}")
+            .expect("a valid template"),
+    );
     for &scene in &scenes {
         for &n in &sizes {
+            progress.set_message(format!("{scene}, n = {n}"));
             macro_rules! cell {
                 ($d:literal, $peers:ident) => {{
                     let b64 = scene.generate::<$d>(n, a.seed);
@@ -416,8 +423,10 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                 2 => cell!(2, oneshot2),
                 _ => cell!(3, oneshot3),
             }
+            progress.inc(1);
         }
     }
+    progress.finish_and_clear();
     let fits = fits(&ctx.rows);
     if !fits.is_empty() {
         println!("growth exponents (least squares of ln time against ln n):");
