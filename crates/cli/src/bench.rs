@@ -78,6 +78,23 @@ pub fn parse_sizes(spec: &str) -> Result<Vec<usize>, String> {
     spec.split(',').map(crate::parse_count).collect()
 }
 
+/// A per-frame workload: a motion model over the scene, or a bullet (one
+/// small fast box) crossing the scene made static.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Workload {
+    Move(Motion),
+    Bullet,
+}
+
+/// Parses a per-frame workload: a motion, or `bullet`.
+pub fn parse_workload(s: &str, speed: f64) -> Result<Workload, String> {
+    if s == "bullet" {
+        Ok(Workload::Bullet)
+    } else {
+        parse_motion(s, speed).map(Workload::Move)
+    }
+}
+
 /// Parses a motion: `still`, `1%`, `10%`, `100%`, `jitter` (100% in random
 /// directions) or `jitterN%`.
 pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
@@ -110,6 +127,17 @@ fn motion_name(m: &Motion) -> String {
 /// A constructor of a persistent broad phase.
 type Make<S, const D: usize> = fn() -> Box<dyn BroadPhase<S, D>>;
 
+/// Every persistent algorithm, by name.
+fn makers<S: Scalar, const D: usize>() -> [(&'static str, Make<S, D>); 5] {
+    [
+        ("hash-grid", || Box::new(HashGrid::<S, D>::default())),
+        ("dynamic-tree", || Box::new(DynamicTree::<S, D>::default())),
+        ("multi-sap", || Box::new(MultiSap::<S, D>::default())),
+        ("incremental-sap", || Box::new(IncrementalSap::<S, D>::default())),
+        ("brute", || Box::new(BruteForce::<S, D>::default())),
+    ]
+}
+
 /// Brute force is left out above these sizes (it would take minutes).
 const BRUTE_MAX: usize = 20_000;
 const BRUTE_FRAMES_MAX: usize = 5_000;
@@ -131,7 +159,7 @@ pub(crate) fn print_row(r: &Row) {
     // Peers' memory is not measured: a dash.
     let bytes = if r.bytes_per_box.is_finite() { format!("{:.1}", r.bytes_per_box) } else { "-".into() };
     println!(
-        "  {:<26} {:>10.3} {:>10.3} {:>10.3} {:>5} {:>10} {:>8.1} {:>8}  {:<18}",
+        "  {:<26} {:>10.4} {:>10.4} {:>10.4} {:>5} {:>10} {:>8.1} {:>8}  {:<18}",
         r.algorithm, r.median_ms, r.low_ms, r.high_ms, r.runs, r.pairs, r.ns_per_box, bytes, r.pair_hash
     );
 }
@@ -210,6 +238,93 @@ impl Ctx<'_> {
         self.rows.extend(cell);
     }
 
+    /// A small box crossing the scene (all static) along the diagonal of its
+    /// bounds, `14 × speed` per frame: the cost should follow the bullet's
+    /// neighbourhood, not the number of static boxes.
+    fn bullet<S: Scalar, const D: usize>(&mut self, scene: Scene, boxes: &[Aabb<S, D>], scalar: &'static str) {
+        let a = self.a;
+        let n = boxes.len();
+        let step = 14.0 * a.speed;
+        println!(
+            "per frame: scene {scene} made static, {D}D {scalar}, n = {n}, a bullet crossing it {step:.2} per frame"
+        );
+        print_header();
+        let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for b in boxes {
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
+        }
+        let diag = (0..D).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt().max(1e-9);
+        let at = |f: usize| {
+            // Back and forth along the diagonal.
+            let t = (f as f64 * step / diag) % 2.0;
+            let t = if t > 1.0 { 2.0 - t } else { t };
+            let c: [f64; D] = core::array::from_fn(|k| lo[k] + t * (hi[k] - lo[k]));
+            Aabb::new(c.map(|v| S::from_f64(v - 0.1)), c.map(|v| S::from_f64(v + 0.1))).expect("finite")
+        };
+        let mut cell = Vec::new();
+        let total = a.warmup + a.frames;
+        for (name, make) in makers::<S, D>() {
+            if name == "brute" && n > BRUTE_FRAMES_MAX {
+                continue;
+            }
+            let mut bp = make();
+            let proxies: Vec<_> = boxes.iter().map(|b| Proxy::new(*b).kind(broadphase::BodyKind::Static)).collect();
+            let mut ids = Vec::new();
+            bp.insert_batch(&proxies, &mut ids).expect("room for the scene");
+            let bullet = bp.insert(Proxy::new(at(0))).expect("room");
+            let mut events = Vec::new();
+            bp.update(&mut events);
+            let mut times = Vec::new();
+            for f in 1..=total {
+                bp.set_aabb(bullet, at(f)).expect("live");
+                let t = Instant::now();
+                events.clear();
+                bp.update(&mut events);
+                if f > a.warmup {
+                    times.push(t.elapsed().as_secs_f64());
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            let slot_to_box: std::collections::HashMap<u32, u32> =
+                ids.iter().enumerate().map(|(i, id)| (id.index(), i as u32)).collect();
+            let box_of = |id: ProxyId| if id == bullet { n as u32 } else { slot_to_box[&id.index()] };
+            let hash = pair_hash(bp.pairs().iter().map(|p| (box_of(p.a()), box_of(p.b()))));
+            let row = Row {
+                workload: "frames bullet".into(),
+                scene: scene.to_string(),
+                dim: D as u8,
+                scalar,
+                n,
+                algorithm: name.into(),
+                median_ms: median * 1e3,
+                low_ms: percentile(&times, 0.1) * 1e3,
+                high_ms: percentile(&times, 0.9) * 1e3,
+                runs: times.len(),
+                pairs: bp.pairs().len(),
+                ns_per_box: median * 1e9 / n.max(1) as f64,
+                bytes_per_box: bp.memory() as f64 / n.max(1) as f64,
+                pair_hash: format!("{hash:#018x}"),
+            };
+            print_row(&row);
+            cell.push(row);
+        }
+        // The reference: the boxes the bullet's last position meets.
+        let last = at(total);
+        let reference: Vec<(u32, u32)> =
+            boxes.iter().enumerate().filter(|(_, b)| b.overlaps(&last)).map(|(i, _)| (i as u32, n as u32)).collect();
+        let ref_hash = format!("{:#018x}", pair_hash(reference.iter().copied()));
+        if cell.iter().any(|r| r.pair_hash != ref_hash) {
+            self.agree = false;
+            println!("  MISMATCH with a direct test of the bullet's last box ({} pairs)", reference.len());
+        }
+        self.check("the bullet's last frame (and a direct test of it)", &cell);
+        self.rows.extend(cell);
+    }
+
     fn frames<S: Scalar, const D: usize>(
         &mut self,
         scene: Scene,
@@ -225,20 +340,13 @@ impl Ctx<'_> {
         let fraction = match motion {
             Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } => fraction,
         };
-        let makers: [(&str, Make<S, D>); 5] = [
-            ("hash-grid", || Box::new(HashGrid::<S, D>::default())),
-            ("dynamic-tree", || Box::new(DynamicTree::<S, D>::default())),
-            ("multi-sap", || Box::new(MultiSap::<S, D>::default())),
-            ("incremental-sap", || Box::new(IncrementalSap::<S, D>::default())),
-            ("brute", || Box::new(BruteForce::<S, D>::default())),
-        ];
         let mut cell = Vec::new();
         // Every algorithm replays the same frames (same seed).
         let mut final_boxes: Vec<Aabb<S, D>> = Vec::new();
-        for (name, make) in &makers {
-            if (*name == "brute" && n > BRUTE_FRAMES_MAX)
-                || (*name == "incremental-sap" && D == 3 && fraction > 0.01 && n > SAP_FRAMES_MAX / 10)
-                || (*name == "incremental-sap" && n > SAP_FRAMES_MAX)
+        for (name, make) in makers::<S, D>() {
+            if (name == "brute" && n > BRUTE_FRAMES_MAX)
+                || (name == "incremental-sap" && D == 3 && fraction > 0.01 && n > SAP_FRAMES_MAX / 10)
+                || (name == "incremental-sap" && n > SAP_FRAMES_MAX)
             {
                 continue;
             }
@@ -278,7 +386,7 @@ impl Ctx<'_> {
                 dim: D as u8,
                 scalar,
                 n,
-                algorithm: (*name).into(),
+                algorithm: name.into(),
                 median_ms: median * 1e3,
                 low_ms: percentile(&times, 0.1) * 1e3,
                 high_ms: percentile(&times, 0.9) * 1e3,
@@ -349,7 +457,7 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         a.scene.iter().map(|s| s.parse::<Scene>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?
     };
     let sizes = parse_sizes(&a.n)?;
-    let motions: Vec<Motion> = a.motion.iter().map(|m| parse_motion(m, a.speed)).collect::<Result<_, _>>()?;
+    let motions: Vec<Workload> = a.motion.iter().map(|m| parse_workload(m, a.speed)).collect::<Result<_, _>>()?;
     let (oneshot, frames) = match a.workload.as_str() {
         "all" => (true, true),
         "oneshot" | "one-shot" => (true, false),
@@ -377,7 +485,10 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                         }
                         if frames && n <= a.frames_max {
                             for &m in &motions {
-                                ctx.frames(scene, &b, m, "f32");
+                                match m {
+                                    Workload::Move(m) => ctx.frames(scene, &b, m, "f32"),
+                                    Workload::Bullet => ctx.bullet(scene, &b, "f32"),
+                                }
                             }
                         }
                     } else {
@@ -394,7 +505,14 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                             }
                         }
                         if frames && n <= a.frames_max {
-                            for &m in &motions {
+                            for &w in &motions {
+                                let m = match w {
+                                    Workload::Move(m) => m,
+                                    Workload::Bullet => {
+                                        ctx.bullet(scene, &b64, "f64");
+                                        continue;
+                                    }
+                                };
                                 ctx.frames(scene, &b64, m, "f64");
                                 #[cfg(feature = "peers")]
                                 if $d == 3 {

@@ -122,8 +122,9 @@ pub struct BenchArgs {
     /// Time budget per one-shot algorithm and cell, in seconds (at least one run).
     #[arg(long, default_value_t = 1.0)]
     seconds: f64,
-    /// Motions of the per-frame workload: `still`, `1%`, `10%`, `100%`, `jitter`, `jitterN%`.
-    #[arg(long, default_value = "still,1%,10%,100%", value_delimiter = ',')]
+    /// Per-frame workloads: motions `still`, `1%`, `10%`, `100%`, `jitter`,
+    /// `jitterN%`, or `bullet` (a small box crossing the scene made static).
+    #[arg(long, default_value = "still,1%,10%,100%,bullet", value_delimiter = ',')]
     motion: Vec<String>,
     /// Step per frame of a moving box, in box units.
     #[arg(long, default_value_t = 0.05)]

@@ -166,7 +166,7 @@ fn bench_runs_checks_and_writes_csv_and_json() {
             "--dim",
             "2",
             "--motion",
-            "still,10%,jitter",
+            "still,10%,jitter,bullet",
             "--csv",
             csv.to_str().unwrap(),
             "--json",
@@ -197,7 +197,8 @@ fn bench_runs_checks_and_writes_csv_and_json() {
     let svg = std::fs::read_to_string(growth).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("grid (n^"), "{svg}");
     assert!(plots.iter().any(|p| p.ends_with("bars-one-shot-uniform-2d-n3000.svg")), "{plots:?}");
-    assert_eq!(plots.len(), 8, "{plots:?}");
+    assert_eq!(plots.len(), 10, "{plots:?}");
+    assert!(lines.iter().any(|l| l.starts_with("frames bullet,uniform,2,f64,3000,multi-sap,")));
 }
 
 #[test]
