@@ -131,6 +131,16 @@ pub enum ProxyError {
         /// The id given twice.
         id: crate::ProxyId,
     },
+    /// A velocity given with a box is NaN or infinite.
+    #[error("proxy {id}: velocity on axis {axis} is {value}, not a finite number")]
+    BadVelocity {
+        /// The proxy.
+        id: crate::ProxyId,
+        /// The axis.
+        axis: usize,
+        /// The value.
+        value: f64,
+    },
     /// Slots are `u32` with a flag bit, so a broad phase holds at most this
     /// many proxies.
     #[error("too many proxies: at most {max} can live in one broad phase")]

@@ -98,6 +98,26 @@ impl<S: Scalar, const D: usize> Checker<S, D> {
         self.validate("set_aabb");
     }
 
+    /// A move with a velocity hint; a NaN velocity must be refused and
+    /// change nothing.
+    fn glide(&mut self, id: ProxyId, b: Aabb<S, D>, v: [S; D], bad: bool) {
+        let name = self.bp.name();
+        if bad {
+            let mut nan = v;
+            nan[D - 1] = S::from_f64(f64::NAN);
+            assert!(
+                matches!(self.bp.set_aabb_with_velocity(id, b, nan), Err(ProxyError::BadVelocity { .. })),
+                "{name}: NaN velocity accepted"
+            );
+            assert_eq!(self.bp.aabb(id).unwrap(), self.model.live[&id].aabb, "{name}: refused move applied");
+            self.validate("refused glide");
+            return;
+        }
+        self.bp.set_aabb_with_velocity(id, b, v).unwrap();
+        self.model.live.get_mut(&id).unwrap().aabb = b;
+        self.validate("set_aabb_with_velocity");
+    }
+
     fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) {
         self.bp.set_aabb_batch(moves).unwrap();
         for (id, b) in moves {
@@ -319,6 +339,7 @@ enum Op {
     Nudge(prop::sample::Index, [i32; 3]),
     MoveBatch(Vec<(prop::sample::Index, [i32; 3])>),
     Teleport(prop::sample::Index, i32),
+    Glide(prop::sample::Index, [i32; 3], [i8; 3], bool),
     Remove(prop::sample::Index),
     RemoveBatch(Vec<prop::sample::Index>),
     SetFilter(prop::sample::Index, u8, u8),
@@ -353,6 +374,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (idx(), prop::array::uniform3(-2i32..3)).prop_map(|(i, v)| Op::Nudge(i, v)),
         2 => prop::collection::vec((idx(), prop::array::uniform3(-2i32..3)), 0..10).prop_map(Op::MoveBatch),
         1 => (idx(), -3i32..3).prop_map(|(i, f)| Op::Teleport(i, f)),
+        3 => (idx(), prop::array::uniform3(-2i32..3), prop::array::uniform3(any::<i8>()), prop::bool::weighted(0.1))
+            .prop_map(|(i, d, v, bad)| Op::Glide(i, d, v, bad)),
         3 => idx().prop_map(Op::Remove),
         1 => prop::collection::vec(idx(), 0..5).prop_map(Op::RemoveBatch),
         2 => (idx(), 0u8..3, 0u8..8).prop_map(|(i, c, m)| Op::SetFilter(i, c, m)),
@@ -443,6 +466,15 @@ fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: Pa
                         })
                         .collect();
                     c.set_aabb_batch(&moves);
+                }
+                Op::Glide(i, d, v, bad) => {
+                    if let Some(id) = pick(i) {
+                        let b = c.model.live[&id].aabb;
+                        let min = core::array::from_fn(|k| S::from_f64(b.min()[k].to_f64() + d[k] as f64 * unit));
+                        let max = core::array::from_fn(|k| S::from_f64(b.max()[k].to_f64() + d[k] as f64 * unit));
+                        let vel = core::array::from_fn(|k| S::from_f64(v[k] as f64 * unit / 16.0));
+                        c.glide(id, Aabb::new(min, max).unwrap(), vel, *bad);
+                    }
                 }
                 Op::Teleport(i, far) => {
                     if let Some(id) = pick(i) {

@@ -3,7 +3,7 @@
 //! supplies candidates.
 
 use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
-use super::query::{Ray, RayHit, Region, Sphere};
+use super::query::{displacement, Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
 use std::sync::OnceLock;
@@ -18,6 +18,9 @@ pub struct Frame<S: Scalar, const D: usize> {
     pub removed: Vec<u32>,
     /// Moved slots with their previous boxes.
     pub moved: Vec<(u32, Aabb<S, D>)>,
+    /// For each moved slot, the displacement per update the caller expects
+    /// (given with the box), or the one observed.
+    pub velocity: Vec<[f64; D]>,
     /// Slots that arrived (now `Live`).
     pub inserted: Vec<u32>,
     /// Slots whose filter changed but whose box did not.
@@ -32,6 +35,7 @@ impl<S: Scalar, const D: usize> Default for Frame<S, D> {
         Self {
             removed: Vec::new(),
             moved: Vec::new(),
+            velocity: Vec::new(),
             inserted: Vec::new(),
             refiltered: Vec::new(),
             inserted_candidates: true,
@@ -43,6 +47,7 @@ impl<S: Scalar, const D: usize> Frame<S, D> {
     fn clear(&mut self) {
         self.removed.clear();
         self.moved.clear();
+        self.velocity.clear();
         self.inserted.clear();
         self.refiltered.clear();
     }
@@ -287,6 +292,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             if let Some(b) = c.aabb {
                 if b != st.aabb[s] {
                     fr.moved.push((c.slot, st.aabb[s]));
+                    fr.velocity.push(c.velocity.unwrap_or_else(|| displacement(&st.aabb[s], &b)));
                     st.aabb[s] = b;
                 }
             }
@@ -578,7 +584,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
 
     fn set_aabb(&mut self, id: ProxyId, aabb: Aabb<S, D>) -> Result<(), ProxyError> {
         let s = self.store.slot(id)?;
-        self.store.set_aabb(s, aabb);
+        self.store.set_aabb(s, aabb, None);
+        Ok(())
+    }
+
+    fn set_aabb_with_velocity(&mut self, id: ProxyId, aabb: Aabb<S, D>, velocity: [S; D]) -> Result<(), ProxyError> {
+        let s = self.store.slot(id)?;
+        if let Some(axis) = velocity.iter().position(|v| !v.is_finite()) {
+            return Err(ProxyError::BadVelocity { id, axis, value: velocity[axis].to_f64() });
+        }
+        self.store.set_aabb(s, aabb, Some(velocity.map(S::to_f64)));
         Ok(())
     }
 
@@ -592,7 +607,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.store.slot(id)?;
         }
         for &(id, b) in moves {
-            self.store.set_aabb(id.index(), b);
+            self.store.set_aabb(id.index(), b, None);
         }
         Ok(())
     }

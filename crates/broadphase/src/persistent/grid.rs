@@ -155,14 +155,14 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
     }
 
     /// Files slot `s` by a fresh fat box around its exact box.
-    fn add(&mut self, store: &Store<S, D>, s: u32, old: Option<&Aabb<S, D>>) {
+    fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
         let i = s as usize;
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
             self.stamp.resize(self.fat.len(), 0);
         }
-        let fat = fatten(&store.aabb[i], old, self.margin, PREDICT);
+        let fat = fatten(&store.aabb[i], motion, self.margin, PREDICT);
         self.fat[i] = fat;
         self.stamp[i] = self.clock;
         let r = self.cells_of(&fat);
@@ -263,11 +263,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         }
         let mut refat = core::mem::take(&mut self.refat);
         refat.clear();
-        for (s, old) in &frame.moved {
-            let s = *s;
+        for (&(s, _), &v) in frame.moved.iter().zip(&frame.velocity) {
             if !self.fat[s as usize].contains(&store.aabb[s as usize]) {
                 self.take(s);
-                self.add(store, s, Some(old));
+                self.add(store, s, Some(v));
                 refat.push(s);
             }
         }

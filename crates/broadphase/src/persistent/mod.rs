@@ -279,6 +279,14 @@ pub trait BroadPhase<S: Scalar, const D: usize> {
     /// Gives a proxy a new box, applied at the next update.
     fn set_aabb(&mut self, id: ProxyId, aabb: Aabb<S, D>) -> Result<(), ProxyError>;
 
+    /// Gives a proxy a new box and the displacement it expects per update
+    /// (its velocity times the time step). Indexes with fat boxes (the grid
+    /// and the trees) stretch them along it, so a fast, steadily moving
+    /// proxy is re-filed less often; without it they use the displacement
+    /// observed. Results never depend on it. A NaN or infinite velocity is
+    /// refused.
+    fn set_aabb_with_velocity(&mut self, id: ProxyId, aabb: Aabb<S, D>, velocity: [S; D]) -> Result<(), ProxyError>;
+
     /// Gives many proxies new boxes. All or nothing.
     fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) -> Result<(), ProxyError>;
 

@@ -204,11 +204,11 @@ pub(crate) fn within<const D: usize>(mut gaps: [f64; D], mut r: f64) -> bool {
 }
 
 /// A fat box around `b`: grown by `margin` on every side and stretched by
-/// `predict` times the displacement from `old` (when the box moved) in the
-/// direction of motion, rounded outwards so it always contains `b`.
+/// `predict` times the displacement per update `motion` (given by the caller,
+/// or observed) in its direction, rounded outwards so it always contains `b`.
 pub(crate) fn fatten<S: Scalar, const D: usize>(
     b: &Aabb<S, D>,
-    old: Option<&Aabb<S, D>>,
+    motion: Option<[f64; D]>,
     margin: f64,
     predict: f64,
 ) -> Aabb<S, D> {
@@ -216,7 +216,7 @@ pub(crate) fn fatten<S: Scalar, const D: usize>(
     let mut lo = *b.min();
     let mut hi = *b.max();
     for k in 0..D {
-        let d = old.map_or(0.0, |o| (b.center(k) - o.center(k)) * predict);
+        let d = motion.map_or(0.0, |v| v[k] * predict);
         let d = if d.is_finite() { d } else { 0.0 };
         let (mut l, mut h) = (b.min()[k].to_f64() - m, b.max()[k].to_f64() + m);
         if d < 0.0 {
@@ -234,4 +234,9 @@ pub(crate) fn fatten<S: Scalar, const D: usize>(
         }
     }
     Aabb::new(lo, hi).unwrap_or(*b)
+}
+
+/// The displacement of a box's centre from `old` to `new`.
+pub(crate) fn displacement<S: Scalar, const D: usize>(old: &Aabb<S, D>, new: &Aabb<S, D>) -> [f64; D] {
+    core::array::from_fn(|k| new.center(k) - old.center(k))
 }

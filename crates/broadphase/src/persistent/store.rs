@@ -39,6 +39,8 @@ pub struct Change<S: Scalar, const D: usize> {
     pub slot: u32,
     pub aabb: Option<Aabb<S, D>>,
     pub filter: Option<Filter>,
+    /// The caller's expected displacement per update, if given.
+    pub velocity: Option<[f64; D]>,
 }
 
 /// The slots. `aabb` and `filter` hold the *applied* values (those of the
@@ -191,7 +193,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         let i = s as usize;
         if self.pending[i] == NIL {
             self.pending[i] = self.changes.len() as u32;
-            self.changes.push(Change { slot: s, aabb: None, filter: None });
+            self.changes.push(Change { slot: s, aabb: None, filter: None, velocity: None });
         }
         &mut self.changes[self.pending[i] as usize]
     }
@@ -213,11 +215,13 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.live -= 1;
     }
 
-    pub fn set_aabb(&mut self, s: u32, aabb: Aabb<S, D>) {
+    pub fn set_aabb(&mut self, s: u32, aabb: Aabb<S, D>, velocity: Option<[f64; D]>) {
         if self.state[s as usize] == State::Inserting {
             self.aabb[s as usize] = aabb;
         } else {
-            self.change(s).aabb = Some(aabb);
+            let c = self.change(s);
+            c.aabb = Some(aabb);
+            c.velocity = velocity;
         }
     }
 

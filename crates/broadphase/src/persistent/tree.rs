@@ -413,9 +413,9 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         }
     }
 
-    /// The fat box of a box that moved from `old` (if known).
-    fn fat(&self, b: &Aabb<S, D>, old: Option<&Aabb<S, D>>) -> Aabb<S, D> {
-        fatten(b, old, self.margin, PREDICT)
+    /// The fat box of a box moving by `motion` per update (if known).
+    fn fat(&self, b: &Aabb<S, D>, motion: Option<[f64; D]>) -> Aabb<S, D> {
+        fatten(b, motion, self.margin, PREDICT)
     }
 
     fn ensure(&mut self, slots: usize) {
@@ -430,8 +430,8 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         &self.trees[tree_of(store.kind[s as usize])].n(self.leaf[s as usize]).aabb
     }
 
-    fn add(&mut self, store: &Store<S, D>, s: u32, old: Option<&Aabb<S, D>>) {
-        let fat = self.fat(&store.aabb[s as usize], old);
+    fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
+        let fat = self.fat(&store.aabb[s as usize], motion);
         self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
         self.stamp[s as usize] = self.clock;
     }
@@ -472,11 +472,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         }
         let mut refat = core::mem::take(&mut self.refat);
         refat.clear();
-        for (s, old) in &frame.moved {
-            if !self.fat_of(store, *s).contains(&store.aabb[*s as usize]) {
-                self.take(store, *s);
-                self.add(store, *s, Some(old));
-                refat.push(*s);
+        for (&(s, _), &v) in frame.moved.iter().zip(&frame.velocity) {
+            if !self.fat_of(store, s).contains(&store.aabb[s as usize]) {
+                self.take(store, s);
+                self.add(store, s, Some(v));
+                refat.push(s);
             }
         }
         for &s in &frame.inserted {
