@@ -38,6 +38,77 @@ pub struct Row {
     pub pair_hash: String,
 }
 
+/// Where rows are measured: workload, scene, dimension, scalar and size.
+pub struct Cell {
+    pub workload: String,
+    pub scene: String,
+    pub dim: u8,
+    pub scalar: &'static str,
+    pub n: usize,
+}
+
+/// Which spread a row reports beside the median.
+#[derive(Clone, Copy)]
+pub enum Spread {
+    /// The fastest and slowest run (a few runs).
+    Range,
+    /// The 10th and 90th percentiles (many frames).
+    Deciles,
+}
+
+impl Row {
+    /// A row from sorted times (seconds), its pairs, bytes held (NaN: not
+    /// measured) and pair-set hash; printed as it is made.
+    pub fn new(
+        cell: &Cell,
+        algorithm: impl Into<String>,
+        times: &[f64],
+        spread: Spread,
+        pairs: usize,
+        bytes: f64,
+        hash: u64,
+    ) -> Self {
+        let median = times[times.len() / 2];
+        let (low, high) = match spread {
+            Spread::Range => (times[0], times[times.len() - 1]),
+            Spread::Deciles => (percentile(times, 0.1), percentile(times, 0.9)),
+        };
+        let n = cell.n.max(1) as f64;
+        let row = Row {
+            workload: cell.workload.clone(),
+            scene: cell.scene.clone(),
+            dim: cell.dim,
+            scalar: cell.scalar,
+            n: cell.n,
+            algorithm: algorithm.into(),
+            median_ms: median * 1e3,
+            low_ms: low * 1e3,
+            high_ms: high * 1e3,
+            runs: times.len(),
+            pairs,
+            ns_per_box: median * 1e9 / n,
+            bytes_per_box: bytes / n,
+            pair_hash: format!("{hash:#018x}"),
+        };
+        print_row(&row);
+        row
+    }
+}
+
+/// Calls `run` (which returns the seconds it measured) once untimed, then
+/// until `--repeat` runs or the `--seconds` budget is spent (at least one
+/// timed run); returns the times sorted.
+pub fn time_runs(a: &BenchArgs, mut run: impl FnMut() -> f64) -> Vec<f64> {
+    run(); // page faults of working memory and output, cold caches
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while times.len() < a.repeat as usize && (times.is_empty() || start.elapsed().as_secs_f64() < a.seconds) {
+        times.push(run());
+    }
+    times.sort_by(f64::total_cmp);
+    times
+}
+
 /// A fitted power law `time ≈ c · n^exponent` over the sizes of a series.
 #[derive(Clone, Debug, Serialize)]
 pub struct Fit {
@@ -58,6 +129,21 @@ pub fn pair_hash(pairs: impl Iterator<Item = (u32, u32)>) -> u64 {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         h.wrapping_add(z ^ (z >> 31))
     })
+}
+
+/// The hash of a broad phase's pairs as pairs of box indices: `ids[i]` is
+/// box `i`'s proxy, and `extra` names one more proxy and its index.
+fn box_pair_hash(pairs: &[broadphase::ProxyPair], ids: &[ProxyId], extra: Option<(ProxyId, u32)>) -> u64 {
+    let slots = ids.iter().map(|id| id.index() as usize + 1).max().unwrap_or(0);
+    let mut box_of = vec![u32::MAX; slots.max(extra.map_or(0, |(x, _)| x.index() as usize + 1))];
+    for (i, id) in ids.iter().enumerate() {
+        box_of[id.index() as usize] = i as u32;
+    }
+    let index = |id: ProxyId| match extra {
+        Some((x, i)) if x == id => i,
+        _ => box_of[id.index() as usize],
+    };
+    pair_hash(pairs.iter().map(|p| (index(p.a()), index(p.b()))))
 }
 
 /// Parses sizes: `1e3..1e6` (every decade), `1e4,1e5`, or one size.
@@ -155,7 +241,7 @@ fn print_header() {
     );
 }
 
-pub(crate) fn print_row(r: &Row) {
+fn print_row(r: &Row) {
     // Peers' memory is not measured: a dash.
     let bytes = if r.bytes_per_box.is_finite() { format!("{:.1}", r.bytes_per_box) } else { "-".into() };
     println!(
@@ -188,6 +274,7 @@ impl Ctx<'_> {
         let n = boxes.len();
         println!("one-shot: scene {scene}, {D}D {scalar}, n = {n}");
         print_header();
+        let at = Cell { workload: "one-shot".into(), scene: scene.to_string(), dim: D as u8, scalar, n };
         let mut cell = Vec::new();
         for alg in Algorithm::ALL {
             if alg == Algorithm::BruteForce && n > BRUTE_MAX {
@@ -195,44 +282,18 @@ impl Ctx<'_> {
             }
             let finder = PairFinder::new(alg).parallel(a.threads != 1);
             let (mut ws, mut out) = (Workspace::new(), Vec::<Pair>::new());
-            // One untimed run first: page faults of the workspace and the
-            // output, cold caches.
-            with_threads(a.threads, || finder.find_with(&mut ws, boxes, &mut out).map(|_| ()))
-                .expect("thread pool")
-                .expect("valid sizes");
-            let mut times = Vec::new();
-            let start = Instant::now();
-            while times.len() < a.repeat as usize && (times.is_empty() || start.elapsed().as_secs_f64() < a.seconds) {
-                let t = with_threads(a.threads, || {
+            let times = time_runs(a, || {
+                with_threads(a.threads, || {
                     out.clear();
                     let t = Instant::now();
                     finder.find_with(&mut ws, boxes, &mut out).expect("valid sizes");
                     t.elapsed().as_secs_f64()
                 })
-                .expect("thread pool");
-                times.push(t);
-            }
-            times.sort_by(f64::total_cmp);
-            let median = times[times.len() / 2];
+                .expect("thread pool")
+            });
             let bytes = ws.memory() + out.capacity() * core::mem::size_of::<Pair>();
-            let row = Row {
-                workload: "one-shot".into(),
-                scene: scene.to_string(),
-                dim: D as u8,
-                scalar,
-                n,
-                algorithm: alg.name().into(),
-                median_ms: median * 1e3,
-                low_ms: times[0] * 1e3,
-                high_ms: times[times.len() - 1] * 1e3,
-                runs: times.len(),
-                pairs: out.len(),
-                ns_per_box: median * 1e9 / n.max(1) as f64,
-                bytes_per_box: bytes as f64 / n.max(1) as f64,
-                pair_hash: format!("{:#018x}", pair_hash(out.iter().map(|p| (p.a(), p.b())))),
-            };
-            print_row(&row);
-            cell.push(row);
+            let hash = pair_hash(out.iter().map(|p| (p.a(), p.b())));
+            cell.push(Row::new(&at, alg.name(), &times, Spread::Range, out.len(), bytes as f64, hash));
         }
         self.check("this cell", &cell);
         self.rows.extend(cell);
@@ -249,6 +310,7 @@ impl Ctx<'_> {
             "per frame: scene {scene} made static, {D}D {scalar}, n = {n}, a bullet crossing it {step:.2} per frame"
         );
         print_header();
+        let place = Cell { workload: "frames bullet".into(), scene: scene.to_string(), dim: D as u8, scalar, n };
         let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
         for b in boxes {
             for k in 0..D {
@@ -288,29 +350,9 @@ impl Ctx<'_> {
                 }
             }
             times.sort_by(f64::total_cmp);
-            let median = times[times.len() / 2];
-            let slot_to_box: std::collections::HashMap<u32, u32> =
-                ids.iter().enumerate().map(|(i, id)| (id.index(), i as u32)).collect();
-            let box_of = |id: ProxyId| if id == bullet { n as u32 } else { slot_to_box[&id.index()] };
-            let hash = pair_hash(bp.pairs().iter().map(|p| (box_of(p.a()), box_of(p.b()))));
-            let row = Row {
-                workload: "frames bullet".into(),
-                scene: scene.to_string(),
-                dim: D as u8,
-                scalar,
-                n,
-                algorithm: name.into(),
-                median_ms: median * 1e3,
-                low_ms: percentile(&times, 0.1) * 1e3,
-                high_ms: percentile(&times, 0.9) * 1e3,
-                runs: times.len(),
-                pairs: bp.pairs().len(),
-                ns_per_box: median * 1e9 / n.max(1) as f64,
-                bytes_per_box: bp.memory() as f64 / n.max(1) as f64,
-                pair_hash: format!("{hash:#018x}"),
-            };
-            print_row(&row);
-            cell.push(row);
+            let hash = box_pair_hash(bp.pairs(), &ids, Some((bullet, n as u32)));
+            let bytes = bp.memory() as f64;
+            cell.push(Row::new(&place, name, &times, Spread::Deciles, bp.pairs().len(), bytes, hash));
         }
         // The reference: the boxes the bullet's last position meets.
         let last = at(total);
@@ -337,6 +379,7 @@ impl Ctx<'_> {
         let mname = motion_name(&motion);
         println!("per frame: scene {scene}, {D}D {scalar}, n = {n}, {mname} {} per frame", a.speed);
         print_header();
+        let at = Cell { workload: format!("frames {mname}"), scene: scene.to_string(), dim: D as u8, scalar, n };
         let fraction = match motion {
             Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } => fraction,
         };
@@ -372,32 +415,13 @@ impl Ctx<'_> {
                 }
             }
             times.sort_by(f64::total_cmp);
-            let median = times[times.len() / 2];
-            // Hash the final pairs by box index, comparable across algorithms.
-            let slot_to_box: std::collections::HashMap<u32, u32> =
-                ids.iter().enumerate().map(|(i, id)| (id.index(), i as u32)).collect();
             if final_boxes.is_empty() {
                 final_boxes = mover.boxes().to_vec();
             }
-            let hash = pair_hash(bp.pairs().iter().map(|p| (slot_to_box[&p.a().index()], slot_to_box[&p.b().index()])));
-            let row = Row {
-                workload: format!("frames {mname}"),
-                scene: scene.to_string(),
-                dim: D as u8,
-                scalar,
-                n,
-                algorithm: name.into(),
-                median_ms: median * 1e3,
-                low_ms: percentile(&times, 0.1) * 1e3,
-                high_ms: percentile(&times, 0.9) * 1e3,
-                runs: times.len(),
-                pairs: bp.pairs().len(),
-                ns_per_box: median * 1e9 / n.max(1) as f64,
-                bytes_per_box: bp.memory() as f64 / n.max(1) as f64,
-                pair_hash: format!("{hash:#018x}"),
-            };
-            print_row(&row);
-            cell.push(row);
+            // Hash the final pairs by box index, comparable across algorithms.
+            let hash = box_pair_hash(bp.pairs(), &ids, None);
+            let bytes = bp.memory() as f64;
+            cell.push(Row::new(&at, name, &times, Spread::Deciles, bp.pairs().len(), bytes, hash));
         }
         // The one-shot search over the final boxes is the reference.
         let reference = PairFinder::new(Algorithm::Auto).find(&final_boxes).expect("valid sizes");

@@ -10,7 +10,7 @@ use broadphase::{Aabb, Algorithm, PairFinder};
 use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::to_f32;
 
-use crate::bench::{pair_hash, Row};
+use crate::bench::{pair_hash, time_runs, Cell, Row, Spread};
 use crate::BenchArgs;
 
 /// Pairs as `(i, j)` with `i < j`, as the peer adapters write them.
@@ -20,52 +20,25 @@ type Search<'b> = Box<dyn FnMut(&mut Pairs) + 'b>;
 /// A peer: its name, its search, and the scalar type it reads.
 type Run<'b> = (&'static str, Search<'b>, &'static str);
 
-fn time(a: &BenchArgs, run: &mut dyn FnMut(&mut Pairs)) -> (Vec<f64>, Pairs) {
-    let mut out = Vec::new();
-    run(&mut out); // untimed first run
-    let mut times = Vec::new();
-    let start = Instant::now();
-    while times.len() < a.repeat as usize && (times.is_empty() || start.elapsed().as_secs_f64() < a.seconds) {
-        out.clear();
-        let t = Instant::now();
-        run(&mut out);
-        times.push(t.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
-    (times, out)
-}
-
 fn rows(a: &BenchArgs, scene: &str, dim: u8, n: usize, runs: Vec<Run<'_>>, ours: &[(&str, u64)]) -> (Vec<Row>, bool) {
     let mut agree = true;
     let mut rows = Vec::new();
     for (name, mut run, scalar) in runs {
-        let (times, out) = time(a, &mut *run);
-        let median = times[times.len() / 2];
+        let mut out = Vec::new();
+        let times = time_runs(a, || {
+            out.clear();
+            let t = Instant::now();
+            run(&mut out);
+            t.elapsed().as_secs_f64()
+        });
         let hash = pair_hash(out.iter().copied());
-        let want = ours.iter().find(|o| o.0 == scalar).map(|o| o.1);
-        let ok = want == Some(hash);
+        let ok = ours.iter().find(|o| o.0 == scalar).map(|o| o.1) == Some(hash);
         agree &= ok;
-        let row = Row {
-            workload: "one-shot".into(),
-            scene: scene.into(),
-            dim,
-            scalar,
-            n,
-            algorithm: format!("{name} (peer)"),
-            median_ms: median * 1e3,
-            low_ms: times[0] * 1e3,
-            high_ms: times[times.len() - 1] * 1e3,
-            runs: times.len(),
-            pairs: out.len(),
-            ns_per_box: median * 1e9 / n.max(1) as f64,
-            bytes_per_box: f64::NAN,
-            pair_hash: format!("{hash:#018x}"),
-        };
-        crate::bench::print_row(&row);
+        let cell = Cell { workload: "one-shot".into(), scene: scene.into(), dim, scalar, n };
+        rows.push(Row::new(&cell, format!("{name} (peer)"), &times, Spread::Range, out.len(), f64::NAN, hash));
         if !ok {
             println!("  MISMATCH: {name} disagrees with broadphase on the same {scalar} boxes");
         }
-        rows.push(row);
     }
     (rows, agree)
 }
@@ -114,28 +87,11 @@ pub fn frames3(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 3>], motion: Motio
         }
     }
     times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
     let hash = pair_hash(out.iter().copied());
     let reference = PairFinder::new(Algorithm::Auto).find(mover.boxes()).expect("valid sizes");
     let ok = hash == pair_hash(reference.iter().map(|p| (p.a(), p.b())));
-    let n = boxes.len();
-    let row = Row {
-        workload: workload.into(),
-        scene: scene.into(),
-        dim: 3,
-        scalar: "f32",
-        n,
-        algorithm: "parry3d Bvh (peer)".into(),
-        median_ms: median * 1e3,
-        low_ms: times[((times.len() - 1) as f64 * 0.1).round() as usize] * 1e3,
-        high_ms: times[((times.len() - 1) as f64 * 0.9).round() as usize] * 1e3,
-        runs: times.len(),
-        pairs: out.len(),
-        ns_per_box: median * 1e9 / n.max(1) as f64,
-        bytes_per_box: f64::NAN,
-        pair_hash: format!("{hash:#018x}"),
-    };
-    crate::bench::print_row(&row);
+    let cell = Cell { workload: workload.into(), scene: scene.into(), dim: 3, scalar: "f32", n: boxes.len() };
+    let row = Row::new(&cell, "parry3d Bvh (peer)", &times, Spread::Deciles, out.len(), f64::NAN, hash);
     if !ok {
         println!("  MISMATCH: parry3d disagrees with the one-shot search over its final f32 boxes");
     }

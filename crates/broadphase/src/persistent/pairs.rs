@@ -129,6 +129,8 @@ pub(crate) struct PairCache {
     /// Record of each exact pair.
     exact_of: Vec<u32>,
     scratch: Vec<u32>,
+    /// Pairs a walk untracks (reused, so walks do not allocate).
+    gone: Vec<(u32, u32)>,
 }
 
 impl PairCache {
@@ -194,6 +196,7 @@ impl PairCache {
         self.exact.shrink_to_fit();
         self.exact_of.shrink_to_fit();
         self.scratch = Vec::new();
+        self.gone = Vec::new();
         self.adj.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
@@ -281,7 +284,8 @@ impl PairCache {
         if !todo.is_empty() {
             // Flips first (they move no record), then removals by pair, since
             // each removal moves records and entries.
-            let mut gone = Vec::new();
+            let mut gone = core::mem::take(&mut self.gone);
+            gone.clear();
             for &x in &todo {
                 let pos = x & !UNTRACK;
                 if x & UNTRACK != 0 {
@@ -294,11 +298,12 @@ impl PairCache {
                     report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
                 }
             }
-            for (a, b) in gone {
+            for &(a, b) in &gone {
                 if let Some(p) = self.remove(a, b) {
                     report(PairEvent::End(p));
                 }
             }
+            self.gone = gone;
         }
         self.scratch = todo;
     }
@@ -344,6 +349,7 @@ impl PairCache {
         self.recs.capacity() * size_of::<Rec>()
             + self.exact.capacity() * size_of::<ProxyPair>()
             + (self.exact_of.capacity() + self.scratch.capacity()) * 4
+            + self.gone.capacity() * 8
             + self.adj.capacity() * size_of::<Vec<[u32; 2]>>()
             + self.adj.iter().map(|v| v.capacity() * 8).sum::<usize>()
     }
