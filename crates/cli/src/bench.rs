@@ -36,9 +36,12 @@ pub struct Row {
     pub ns_per_box: f64,
     pub bytes_per_box: f64,
     pub pair_hash: String,
+    /// What the algorithm lacks or how it was driven (peers); empty for ours.
+    pub note: String,
 }
 
 /// Where rows are measured: workload, scene, dimension, scalar and size.
+#[derive(Clone)]
 pub struct Cell {
     pub workload: String,
     pub scene: String,
@@ -89,6 +92,7 @@ impl Row {
             ns_per_box: median * 1e9 / n,
             bytes_per_box: bytes / n,
             pair_hash: format!("{hash:#018x}"),
+            note: String::new(),
         };
         print_row(&row);
         row
@@ -182,7 +186,8 @@ pub fn parse_workload(s: &str, speed: f64) -> Result<Workload, String> {
 }
 
 /// Parses a motion: `still`, `1%`, `10%`, `100%`, `jitter` (100% in random
-/// directions) or `jitterN%`.
+/// directions), `jitterN%`, `rain` (100% falling, wrapping to the top) or
+/// `rainN%`.
 pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
     let pct = |t: &str| -> Result<f64, String> {
         let v: f64 = t.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a motion"))?;
@@ -195,9 +200,11 @@ pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
     Ok(match s {
         "still" => Motion::Steady { fraction: 0.0, speed },
         "jitter" => Motion::Jitter { fraction: 1.0, speed },
-        _ => match s.strip_prefix("jitter") {
-            Some(p) => Motion::Jitter { fraction: pct(p)?, speed },
-            None => Motion::Steady { fraction: pct(s)?, speed },
+        "rain" => Motion::Rain { fraction: 1.0, speed },
+        _ => match (s.strip_prefix("jitter"), s.strip_prefix("rain")) {
+            (Some(p), _) => Motion::Jitter { fraction: pct(p)?, speed },
+            (_, Some(p)) => Motion::Rain { fraction: pct(p)?, speed },
+            _ => Motion::Steady { fraction: pct(s)?, speed },
         },
     })
 }
@@ -207,6 +214,7 @@ fn motion_name(m: &Motion) -> String {
         Motion::Steady { fraction, .. } if *fraction == 0.0 => "still".into(),
         Motion::Steady { fraction, .. } => format!("{}% moving", fraction * 100.0),
         Motion::Jitter { fraction, .. } => format!("{}% jitter", fraction * 100.0),
+        Motion::Rain { fraction, .. } => format!("{}% rain", fraction * 100.0),
     }
 }
 
@@ -380,9 +388,7 @@ impl Ctx<'_> {
         println!("per frame: scene {scene}, {D}D {scalar}, n = {n}, {mname} {} per frame", a.speed);
         print_header();
         let at = Cell { workload: format!("frames {mname}"), scene: scene.to_string(), dim: D as u8, scalar, n };
-        let fraction = match motion {
-            Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } => fraction,
-        };
+        let fraction = motion.fraction();
         let mut cell = Vec::new();
         // Every algorithm replays the same frames (same seed).
         let mut final_boxes: Vec<Aabb<S, D>> = Vec::new();
@@ -432,6 +438,61 @@ impl Ctx<'_> {
         }
         self.check("the final frame (and the one-shot search over it)", &cell);
         self.rows.extend(cell);
+    }
+}
+
+/// The best of ours against the best peer in one cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Versus {
+    pub workload: String,
+    pub scene: String,
+    pub dim: u8,
+    pub n: usize,
+    pub ours: String,
+    pub ours_ms: f64,
+    pub peer: String,
+    pub peer_ms: f64,
+    /// How many times faster ours is (peer time over ours).
+    pub ratio: f64,
+}
+
+/// Per cell with peer rows: our fastest row against the fastest peer's.
+fn versus(rows: &[Row]) -> Vec<Versus> {
+    let mut cells: Vec<(String, String, u8, usize)> = Vec::new();
+    for r in rows {
+        let c = (r.workload.clone(), r.scene.clone(), r.dim, r.n);
+        if !cells.contains(&c) {
+            cells.push(c);
+        }
+    }
+    let best = |it: &mut dyn Iterator<Item = &Row>| it.min_by(|a, b| a.median_ms.total_cmp(&b.median_ms)).cloned();
+    cells
+        .into_iter()
+        .filter_map(|(w, s, d, n)| {
+            let here = || rows.iter().filter(|r| r.workload == w && r.scene == s && r.dim == d && r.n == n);
+            let ours = best(&mut here().filter(|r| !r.algorithm.ends_with("(peer)")))?;
+            let peer = best(&mut here().filter(|r| r.algorithm.ends_with("(peer)")))?;
+            Some(Versus {
+                workload: w,
+                scene: s,
+                dim: d,
+                n,
+                ratio: peer.median_ms / ours.median_ms.max(1e-12),
+                ours: ours.algorithm,
+                ours_ms: ours.median_ms,
+                peer: peer.algorithm,
+                peer_ms: peer.median_ms,
+            })
+        })
+        .collect()
+}
+
+/// A CSV field, quoted when it needs to be.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
     }
 }
 
@@ -500,7 +561,7 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         for &n in &sizes {
             progress.set_message(format!("{scene}, n = {n}"));
             macro_rules! cell {
-                ($d:literal, $peers:ident) => {{
+                ($d:literal, $peers:ident, $frames:ident) => {{
                     let b64 = scene.generate::<$d>(n, a.seed);
                     if a.f32 {
                         let b = to_f32(&b64);
@@ -539,21 +600,17 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                                 };
                                 ctx.frames(scene, &b64, m, "f64");
                                 #[cfg(feature = "peers")]
-                                if $d == 3 {
-                                    let b3: Vec<Aabb<f64, 3>> = b64
-                                        .iter()
-                                        .map(|b| {
-                                            Aabb::new(
-                                                core::array::from_fn(|k| b.min()[k]),
-                                                core::array::from_fn(|k| b.max()[k]),
-                                            )
-                                            .expect("valid")
-                                        })
-                                        .collect();
-                                    let w = format!("frames {}", motion_name(&m));
-                                    let (row, ok) = crate::peers::frames3(a, scene.name(), &b3, m, &w);
+                                {
+                                    let at = Cell {
+                                        workload: format!("frames {}", motion_name(&m)),
+                                        scene: scene.to_string(),
+                                        dim: $d,
+                                        scalar: "f64",
+                                        n,
+                                    };
+                                    let (rows, ok) = crate::peers::$frames(a, &at, &b64, m);
                                     ctx.agree &= ok;
-                                    ctx.rows.push(row);
+                                    ctx.rows.extend(rows);
                                     println!();
                                 }
                             }
@@ -562,8 +619,8 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                 }};
             }
             match a.dim {
-                2 => cell!(2, oneshot2),
-                _ => cell!(3, oneshot3),
+                2 => cell!(2, oneshot2, frames2),
+                _ => cell!(3, oneshot3, frames3),
             }
             progress.inc(1);
         }
@@ -580,13 +637,24 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         }
         println!();
     }
+    let versus = versus(&ctx.rows);
+    if !versus.is_empty() {
+        println!("versus the peers (our fastest against the fastest peer in each cell; ratio = peer time / ours):");
+        for v in &versus {
+            println!(
+                "  {:<20} {:<14} {}D n = {:<8} {:<16} {:>10.4} ms  {:<22} {:>10.4} ms  {:>7.2}x",
+                v.workload, v.scene, v.dim, v.n, v.ours, v.ours_ms, v.peer, v.peer_ms, v.ratio
+            );
+        }
+        println!();
+    }
     if let Some(path) = &a.csv {
         let mut out = String::from(
-            "workload,scene,dim,scalar,n,algorithm,median_ms,low_ms,high_ms,runs,pairs,ns_per_box,bytes_per_box,pair_hash\n",
+            "workload,scene,dim,scalar,n,algorithm,median_ms,low_ms,high_ms,runs,pairs,ns_per_box,bytes_per_box,pair_hash,note\n",
         );
         for r in &ctx.rows {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{},{},{:.3},{:.3},{}\n",
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{},{},{:.3},{:.3},{},{}\n",
                 r.workload,
                 r.scene,
                 r.dim,
@@ -600,7 +668,8 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                 r.pairs,
                 r.ns_per_box,
                 r.bytes_per_box,
-                r.pair_hash
+                r.pair_hash,
+                csv_field(&r.note)
             ));
         }
         std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -610,11 +679,17 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
         struct Report<'r> {
             rows: &'r [Row],
             fits: &'r [Fit],
+            versus: &'r [Versus],
             agree: bool,
             seconds: f64,
         }
-        let report =
-            Report { rows: &ctx.rows, fits: &fits, agree: ctx.agree, seconds: started.elapsed().as_secs_f64() };
+        let report = Report {
+            rows: &ctx.rows,
+            fits: &fits,
+            versus: &versus,
+            agree: ctx.agree,
+            seconds: started.elapsed().as_secs_f64(),
+        };
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }

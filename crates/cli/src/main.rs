@@ -123,7 +123,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1.0)]
     seconds: f64,
     /// Per-frame workloads: motions `still`, `1%`, `10%`, `100%`, `jitter`,
-    /// `jitterN%`, or `bullet` (a small box crossing the scene made static).
+    /// `jitterN%`, `rain`, `rainN%` (falling along the last axis, wrapping
+    /// to the top), or `bullet` (a small box crossing the scene made static).
     #[arg(long, default_value = "still,1%,10%,100%,bullet", value_delimiter = ',')]
     motion: Vec<String>,
     /// Step per frame of a moving box, in box units.

@@ -1,12 +1,15 @@
 //! The peer crates in `broadphase bench` (feature `peers`): parry's `Bvh`
-//! (build and self-traversal; f32), rstar (bulk load and one envelope query
-//! per box; f64) and broccoli (2D, f32), on the same boxes as the cell,
-//! timed the same way, their pair sets hashed and checked against ours on
-//! the same input precision.
+//! (build and self-traversal; f32), the `bvh` crate (build and one overlap
+//! traversal per box; f32), rstar (bulk load and one envelope query per
+//! box; f64) and broccoli (2D, f32), on the same boxes as the cell, timed
+//! the same way, their pair sets hashed and checked against ours on the
+//! same input precision. Per frame, each is driven the way its API allows
+//! (none has pair events; the row's note says how).
 
 use std::time::Instant;
 
-use broadphase::{Aabb, Algorithm, PairFinder};
+use broadphase::{Aabb, Algorithm, PairFinder, Scalar};
+use broadphase_bench::{BroccoliFrames, BvhFrames, ParryFrames, ParryFrames2, PeerFrames, RstarFrames};
 use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::to_f32;
 
@@ -54,6 +57,7 @@ pub fn oneshot3(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 3>], ours_f64: u6
     let b32 = to_f32(boxes);
     let runs: Vec<Run<'_>> = vec![
         ("parry3d Bvh", Box::new(|o: &mut Pairs| broadphase_bench::parry3d_pairs(&b32, o)), "f32"),
+        ("bvh", Box::new(|o: &mut Pairs| broadphase_bench::bvh_pairs(&b32, o)), "f32"),
         ("rstar", Box::new(|o: &mut Pairs| broadphase_bench::rstar_pairs(boxes, o)), "f64"),
     ];
     rows(a, scene, 3, boxes.len(), runs, &[("f64", ours_f64), ("f32", ours_f32(boxes))])
@@ -65,35 +69,108 @@ pub fn oneshot2(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 2>], ours_f64: u6
     let runs: Vec<Run<'_>> = vec![
         ("parry2d Bvh", Box::new(|o: &mut Pairs| broadphase_bench::parry2d_pairs(&b32, o)), "f32"),
         ("broccoli", Box::new(|o: &mut Pairs| broadphase_bench::broccoli_pairs(&b32, o)), "f32"),
+        ("bvh", Box::new(|o: &mut Pairs| broadphase_bench::bvh_pairs(&b32, o)), "f32"),
         ("rstar", Box::new(|o: &mut Pairs| broadphase_bench::rstar_pairs(boxes, o)), "f64"),
     ];
     rows(a, scene, 2, boxes.len(), runs, &[("f64", ours_f64), ("f32", ours_f32(boxes))])
 }
 
-/// parry3d's `Bvh` per frame (leaf updates, refit, self-traversal) on f32
-/// copies of a 3D cell's boxes under the same motion, checked against the
-/// one-shot search over its final boxes.
-pub fn frames3(a: &BenchArgs, scene: &str, boxes: &[Aabb<f64, 3>], motion: Motion, workload: &str) -> (Row, bool) {
-    let mut mover = Mover::new(to_f32(boxes), motion, a.seed ^ 0x5eed);
-    let mut bvh = broadphase_bench::ParryFrames::new(mover.boxes());
-    let (mut moves, mut out) = (Vec::new(), Vec::new());
+/// A constructor of a peer kept across frames.
+type MakePeer<S, const D: usize> = fn(&[Aabb<S, D>]) -> Box<dyn PeerFrames<S, D>>;
+
+/// A peer per frame: name, what it lacks, and how to make it.
+type FramePeer<S, const D: usize> = (&'static str, &'static str, MakePeer<S, D>);
+
+/// No peer keeps pairs with events; this says how each one is driven.
+const PARRY_NOTE: &str = "no pair events or pair set: leaves updated in place + refit + all pairs each frame";
+const KEPT_NOTE: &str =
+    "no pair events or pair set: remove + insert of moved boxes + their queries; pairs kept by the adapter";
+const BROCCOLI_NOTE: &str = "no update, removal or events: tree rebuilt + all pairs each frame";
+
+/// One peer on the same frames as ours (same motion, same seed), timed per
+/// frame (capped at `4 × --seconds` once three frames are timed), its final
+/// pairs checked against the one-shot search over its final boxes.
+fn peer_frames<S: Scalar, const D: usize>(
+    a: &BenchArgs,
+    cell: &Cell,
+    (name, note, make): FramePeer<S, D>,
+    boxes: Vec<Aabb<S, D>>,
+    motion: Motion,
+) -> (Row, bool) {
+    let mut mover = Mover::new(boxes, motion, a.seed ^ 0x5eed);
+    let mut peer = make(mover.boxes());
+    let mut moves = Vec::new();
     let mut times = Vec::new();
+    let start = Instant::now();
     for f in 0..a.warmup + a.frames {
         mover.step(&mut moves);
         let t = Instant::now();
-        bvh.frame(&moves, &mut out);
+        peer.frame(&moves);
         if f >= a.warmup {
             times.push(t.elapsed().as_secs_f64());
         }
+        if times.len() >= 3 && start.elapsed().as_secs_f64() > 4.0 * a.seconds {
+            break;
+        }
     }
     times.sort_by(f64::total_cmp);
+    let mut out = Vec::new();
+    peer.pairs(&mut out);
     let hash = pair_hash(out.iter().copied());
     let reference = PairFinder::new(Algorithm::Auto).find(mover.boxes()).expect("valid sizes");
-    let ok = hash == pair_hash(reference.iter().map(|p| (p.a(), p.b())));
-    let cell = Cell { workload: workload.into(), scene: scene.into(), dim: 3, scalar: "f32", n: boxes.len() };
-    let row = Row::new(&cell, "parry3d Bvh (peer)", &times, Spread::Deciles, out.len(), f64::NAN, hash);
+    let ok = hash == pair_hash(reference.iter().map(|p| (p.a(), p.b()))) && out.len() == reference.len();
+    let mut row = Row::new(cell, format!("{name} (peer)"), &times, Spread::Deciles, out.len(), f64::NAN, hash);
+    row.note = note.into();
+    println!("    ({name}: {note})");
     if !ok {
-        println!("  MISMATCH: parry3d disagrees with the one-shot search over its final f32 boxes");
+        println!("  MISMATCH: {name} disagrees with the one-shot search over its final boxes");
     }
     (row, ok)
+}
+
+/// Runs each peer per frame on a cell; f32 peers on f32 copies.
+fn frames_peers<const D: usize>(
+    a: &BenchArgs,
+    cell: &Cell,
+    boxes: &[Aabb<f64, D>],
+    motion: Motion,
+    f32_peers: &[FramePeer<f32, D>],
+    f64_peers: &[FramePeer<f64, D>],
+) -> (Vec<Row>, bool) {
+    let mut rows = Vec::new();
+    let mut agree = true;
+    for &peer in f32_peers {
+        let c = Cell { scalar: "f32", ..cell.clone() };
+        let (row, ok) = peer_frames(a, &c, peer, to_f32(boxes), motion);
+        rows.push(row);
+        agree &= ok;
+    }
+    for &peer in f64_peers {
+        let c = Cell { scalar: "f64", ..cell.clone() };
+        let (row, ok) = peer_frames(a, &c, peer, boxes.to_vec(), motion);
+        rows.push(row);
+        agree &= ok;
+    }
+    (rows, agree)
+}
+
+/// The peers per frame on a 3D cell: parry3d, the `bvh` crate, rstar.
+pub fn frames3(a: &BenchArgs, cell: &Cell, boxes: &[Aabb<f64, 3>], motion: Motion) -> (Vec<Row>, bool) {
+    let f32_peers: [FramePeer<f32, 3>; 2] = [
+        ("parry3d Bvh", PARRY_NOTE, |b| Box::new(ParryFrames::new(b))),
+        ("bvh", KEPT_NOTE, |b| Box::new(BvhFrames::new(b))),
+    ];
+    let f64_peers: [FramePeer<f64, 3>; 1] = [("rstar", KEPT_NOTE, |b| Box::new(RstarFrames::new(b)))];
+    frames_peers(a, cell, boxes, motion, &f32_peers, &f64_peers)
+}
+
+/// The peers per frame on a 2D cell: parry2d, broccoli, the `bvh` crate, rstar.
+pub fn frames2(a: &BenchArgs, cell: &Cell, boxes: &[Aabb<f64, 2>], motion: Motion) -> (Vec<Row>, bool) {
+    let f32_peers: [FramePeer<f32, 2>; 3] = [
+        ("parry2d Bvh", PARRY_NOTE, |b| Box::new(ParryFrames2::new(b))),
+        ("broccoli", BROCCOLI_NOTE, |b| Box::new(BroccoliFrames::new(b))),
+        ("bvh", KEPT_NOTE, |b| Box::new(BvhFrames::new(b))),
+    ];
+    let f64_peers: [FramePeer<f64, 2>; 1] = [("rstar", KEPT_NOTE, |b| Box::new(RstarFrames::new(b)))];
+    frames_peers(a, cell, boxes, motion, &f32_peers, &f64_peers)
 }

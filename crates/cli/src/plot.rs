@@ -1,10 +1,15 @@
-//! SVG plots of a `bench` run: time against n on log-log axes per
-//! algorithm, with the fitted growth exponent in the legend (as seed 000's
-//! comparison plot), and a bar chart per cell at the largest n.
+//! Plots of a `bench` run, each as SVG and PNG: time against n on log-log
+//! axes per algorithm, with the fitted growth exponent in the legend (as
+//! seed 000's comparison plot), and a bar chart per cell at the largest n.
+//! Text is set in DejaVu Sans, embedded in the binary (the `dejavu` crate),
+//! so PNGs render the same on machines without fonts.
 
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::bench::{Fit, Row};
 
@@ -29,8 +34,35 @@ fn err(e: impl std::fmt::Display) -> String {
     format!("plot: {e}")
 }
 
+/// Registers the embedded font as plotters' "sans-serif" (once).
+fn register_font() -> Result<(), String> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "plot: the embedded font did not load".to_string());
+    });
+    result
+}
+
+/// Image sizes in pixels.
+const GROWTH_SIZE: (u32, u32) = (960, 640);
+const BARS_SIZE: (u32, u32) = (960, 560);
+
+/// One growth plot: the rows of a (workload, scene, dim) group.
+struct Growth<'a> {
+    title: &'a str,
+    rows: &'a [&'a Row],
+    algs: &'a [&'a str],
+    fits: &'a [Fit],
+    workload: &'a str,
+    scene: &'a str,
+    dim: u8,
+}
+
 /// Writes the plots into `dir` (created if missing); returns their paths.
 pub fn write(dir: &Path, rows: &[Row], fits: &[Fit]) -> Result<Vec<PathBuf>, String> {
+    register_font()?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files = Vec::new();
     for (workload, scene, dim) in groups(rows) {
@@ -51,47 +83,55 @@ pub fn write(dir: &Path, rows: &[Row], fits: &[Fit]) -> Result<Vec<PathBuf>, Str
             v
         };
         if sizes.len() >= 2 {
-            let path = dir.join(format!("growth-{base}.svg"));
-            growth(&path, &title, &in_group, &algs, fits, &workload, &scene, dim)?;
-            files.push(path);
+            let g =
+                Growth { title: &title, rows: &in_group, algs: &algs, fits, workload: &workload, scene: &scene, dim };
+            let svg = dir.join(format!("growth-{base}.svg"));
+            let png = svg.with_extension("png");
+            if growth(SVGBackend::new(&svg, GROWTH_SIZE).into_drawing_area(), &g)? {
+                growth(BitMapBackend::new(&png, GROWTH_SIZE).into_drawing_area(), &g)?;
+                files.extend([svg, png]);
+            }
         }
         let n = *sizes.last().expect("a group has rows");
         let at_n: Vec<&Row> = in_group.iter().copied().filter(|r| r.n == n).collect();
-        let path = dir.join(format!("bars-{base}-n{n}.svg"));
-        bars(&path, &format!("{title}, n = {n}"), &at_n)?;
-        files.push(path);
+        let caption = format!("{title}, n = {n}");
+        let svg = dir.join(format!("bars-{base}-n{n}.svg"));
+        let png = svg.with_extension("png");
+        bars(SVGBackend::new(&svg, BARS_SIZE).into_drawing_area(), &caption, &at_n)?;
+        bars(BitMapBackend::new(&png, BARS_SIZE).into_drawing_area(), &caption, &at_n)?;
+        files.extend([svg, png]);
     }
     Ok(files)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn growth(
-    path: &Path,
-    title: &str,
-    rows: &[&Row],
-    algs: &[&str],
-    fits: &[Fit],
-    workload: &str,
-    scene: &str,
-    dim: u8,
-) -> Result<(), String> {
-    let positive: Vec<&&Row> = rows.iter().filter(|r| r.median_ms > 0.0).collect();
+/// Draws a growth plot; false (nothing drawn) when the rows span no range.
+fn growth<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, g: &Growth<'_>) -> Result<bool, String> {
+    let positive: Vec<&&Row> = g.rows.iter().filter(|r| r.median_ms > 0.0).collect();
     let (nmin, nmax) = positive.iter().fold((f64::MAX, 0.0f64), |(a, b), r| (a.min(r.n as f64), b.max(r.n as f64)));
     let (tmin, tmax) = positive.iter().fold((f64::MAX, 0.0f64), |(a, b), r| (a.min(r.median_ms), b.max(r.median_ms)));
     if positive.is_empty() || nmin >= nmax {
-        return Ok(());
+        return Ok(false);
     }
-    let root = SVGBackend::new(path, (960, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+        .caption(g.title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d((nmin / 1.3..nmax * 1.3).log_scale(), (tmin / 2.0..tmax * 2.0).log_scale())
+        .build_cartesian_2d(
+            (nmin / 1.3..nmax * 1.3).log_scale(),
+            (10f64.powf((tmin / 2.0).log10().floor())..tmax * 3.0).log_scale(),
+        )
         .map_err(err)?;
-    chart.configure_mesh().x_desc("n (boxes)").y_desc("median time (ms)").draw().map_err(err)?;
-    for (i, alg) in algs.iter().enumerate() {
+    chart
+        .configure_mesh()
+        .x_desc("n (boxes)")
+        .y_desc("median time (ms)")
+        .x_label_formatter(&decade)
+        .y_label_formatter(&decade)
+        .draw()
+        .map_err(err)?;
+    for (i, alg) in g.algs.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         let mut pts: Vec<(f64, f64)> =
             positive.iter().filter(|r| r.algorithm == *alg).map(|r| (r.n as f64, r.median_ms)).collect();
@@ -99,9 +139,10 @@ fn growth(
         if pts.is_empty() {
             continue;
         }
-        let exponent = fits
+        let exponent = g
+            .fits
             .iter()
-            .find(|f| f.workload == workload && f.scene == scene && f.dim == dim && f.algorithm == *alg)
+            .find(|f| f.workload == g.workload && f.scene == g.scene && f.dim == g.dim && f.algorithm == *alg)
             .map_or(String::new(), |f| format!(" (n^{:.2})", f.exponent));
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
@@ -117,36 +158,75 @@ fn growth(
         .border_style(BLACK)
         .draw()
         .map_err(err)?;
-    root.present().map_err(err)
+    root.present().map_err(err)?;
+    Ok(true)
 }
 
-fn bars(path: &Path, title: &str, rows: &[&Row]) -> Result<(), String> {
-    let tmax = rows.iter().map(|r| r.median_ms).fold(0.0f64, f64::max).max(1e-6);
-    let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
+/// Tick labels of a log axis: powers of ten only, written short.
+fn decade(v: &f64) -> String {
+    let e = v.log10();
+    if (e - e.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    let e = e.round() as i32;
+    match e {
+        0..=3 => format!("{}", 10f64.powi(e)),
+        -3..=-1 => format!("{}", 10f64.powi(e)),
+        _ => format!("1e{e}"),
+    }
+}
+
+/// Horizontal bars of median time on a log axis, one per algorithm, each
+/// labelled with its time.
+fn bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, rows: &[&Row]) -> Result<(), String> {
+    let positive: Vec<&&Row> = rows.iter().filter(|r| r.median_ms > 0.0).collect();
+    if positive.is_empty() {
+        return Ok(());
+    }
+    let tmax = positive.iter().map(|r| r.median_ms).fold(0.0f64, f64::max);
+    let tmin = positive.iter().map(|r| r.median_ms).fold(f64::MAX, f64::min);
+    let (lo, hi) = (10f64.powf((tmin / 2.0).log10().floor()), 10f64.powf((tmax * 4.0).log10().ceil()));
     root.fill(&WHITE).map_err(err)?;
-    let names: Vec<String> = rows.iter().map(|r| r.algorithm.clone()).collect();
+    let names: Vec<String> = positive.iter().map(|r| r.algorithm.clone()).collect();
+    let last = positive.len() - 1;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d((0..rows.len()).into_segmented(), 0.0..tmax * 1.15)
+        .y_label_area_size(200)
+        .build_cartesian_2d((lo..hi).log_scale(), (0..last).into_segmented())
         .map_err(err)?;
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .y_desc("median time (ms)")
-        .x_labels(rows.len())
-        .x_label_formatter(&|v| match v {
+        .disable_y_mesh()
+        .x_desc("median time (ms), log scale")
+        .x_label_formatter(&decade)
+        .y_labels(positive.len())
+        .y_label_formatter(&|v| match v {
             SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
+        .label_style(("sans-serif", 14))
         .draw()
         .map_err(err)?;
     chart
-        .draw_series(rows.iter().enumerate().map(|(i, r)| {
+        .draw_series(positive.iter().enumerate().map(|(i, r)| {
             let color = Palette99::pick(i).to_rgba();
-            Rectangle::new([(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), r.median_ms)], color.filled())
+            let mut bar = Rectangle::new(
+                [(lo, SegmentValue::Exact(i)), (r.median_ms, SegmentValue::Exact(i + 1))],
+                color.filled(),
+            );
+            bar.set_margin(4, 4, 0, 0);
+            bar
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(positive.iter().enumerate().map(|(i, r)| {
+            Text::new(
+                format!(" {:.3} ms", r.median_ms),
+                (r.median_ms, SegmentValue::CenterOf(i)),
+                TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
+            )
         }))
         .map_err(err)?;
     root.present().map_err(err)

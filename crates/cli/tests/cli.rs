@@ -166,7 +166,7 @@ fn bench_runs_checks_and_writes_csv_and_json() {
             "--dim",
             "2",
             "--motion",
-            "still,10%,jitter,bullet",
+            "still,10%,jitter,rain,bullet",
             "--csv",
             csv.to_str().unwrap(),
             "--json",
@@ -197,7 +197,11 @@ fn bench_runs_checks_and_writes_csv_and_json() {
     let svg = std::fs::read_to_string(growth).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("grid (n^"), "{svg}");
     assert!(plots.iter().any(|p| p.ends_with("bars-one-shot-uniform-2d-n3000.svg")), "{plots:?}");
-    assert_eq!(plots.len(), 10, "{plots:?}");
+    // Each plot also as PNG, text rendered with the embedded font.
+    let png = std::fs::read(growth.with_extension("png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "{} bytes", png.len());
+    assert_eq!(plots.len(), 24, "{plots:?}");
+    assert!(lines.iter().any(|l| l.starts_with("frames 100% rain,uniform,2,f64,3000,dynamic-tree,")));
     assert!(lines.iter().any(|l| l.starts_with("frames bullet,uniform,2,f64,3000,multi-sap,")));
 }
 

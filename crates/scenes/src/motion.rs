@@ -24,6 +24,34 @@ pub enum Motion {
         /// The step per frame.
         speed: f64,
     },
+    /// Each moving box falls along the last axis at its own steady pace,
+    /// between half and one and a half times `speed` per frame, and
+    /// reappears at the top of the world when it has fallen through the
+    /// floor (rain: coherent motion, with teleports).
+    Rain {
+        /// The share of boxes that move, in `[0, 1]`.
+        fraction: f64,
+        /// The mean fall per frame.
+        speed: f64,
+    },
+}
+
+impl Motion {
+    /// The share of boxes that move.
+    pub fn fraction(&self) -> f64 {
+        match *self {
+            Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } | Motion::Rain { fraction, .. } => {
+                fraction
+            }
+        }
+    }
+
+    /// The (mean) step per frame.
+    pub fn speed(&self) -> f64 {
+        match *self {
+            Motion::Steady { speed, .. } | Motion::Jitter { speed, .. } | Motion::Rain { speed, .. } => speed,
+        }
+    }
 }
 
 /// Moves a set of boxes frame by frame, reproducibly from a seed.
@@ -52,9 +80,7 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
     /// directions. The world is the boxes' bounding box.
     pub fn new(boxes: Vec<Aabb<S, D>>, motion: Motion, seed: u64) -> Self {
         let mut rng = Pcg64::seed_from_u64(seed);
-        let (fraction, speed) = match motion {
-            Motion::Steady { fraction, speed } | Motion::Jitter { fraction, speed } => (fraction, speed),
-        };
+        let (fraction, speed) = (motion.fraction(), motion.speed());
         let n = boxes.len();
         let k = ((n as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
         let mut order: Vec<u32> = (0..n as u32).collect();
@@ -63,7 +89,16 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
         }
         order.truncate(k);
         order.sort_unstable();
-        let vel = (0..n).map(|_| direction::<D>(&mut rng, speed)).collect();
+        let vel = (0..n)
+            .map(|_| match motion {
+                Motion::Rain { .. } => {
+                    let mut v = [0.0; D];
+                    v[D - 1] = -speed * (0.5 + rng.random::<f64>());
+                    v
+                }
+                _ => direction::<D>(&mut rng, speed),
+            })
+            .collect();
         let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
         for b in &boxes {
             for k in 0..D {
@@ -88,15 +123,31 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
     /// that moved.
     pub fn step(&mut self, moves: &mut Vec<(u32, Aabb<S, D>)>) {
         moves.clear();
-        let speed = match self.motion {
-            Motion::Steady { speed, .. } | Motion::Jitter { speed, .. } => speed,
-        };
+        let speed = self.motion.speed();
+        let rain = matches!(self.motion, Motion::Rain { .. });
         for &i in &self.moving {
             let i = i as usize;
             if matches!(self.motion, Motion::Jitter { .. }) {
                 self.vel[i] = direction::<D>(&mut self.rng, speed);
             }
             let b = self.boxes[i];
+            if rain {
+                // Fall; through the floor, reappear at the top.
+                let (mut min, mut max) = (*b.min(), *b.max());
+                let top = D - 1;
+                let (mut l, mut h) = (min[top].to_f64() + self.vel[i][top], max[top].to_f64() + self.vel[i][top]);
+                if h < self.lo[top] {
+                    let extent = h - l;
+                    h = self.hi[top];
+                    l = h - extent;
+                }
+                min[top] = S::from_f64(l);
+                max[top] = S::from_f64(h);
+                let nb = Aabb::new(min, max).unwrap_or(b);
+                self.boxes[i] = nb;
+                moves.push((i as u32, nb));
+                continue;
+            }
             let mut min = *b.min();
             let mut max = *b.max();
             for k in 0..D {
@@ -139,5 +190,34 @@ mod tests {
         let mut moves2 = Vec::new();
         j.step(&mut moves2);
         assert_eq!(moves2.len(), 100);
+    }
+
+    #[test]
+    fn rain_falls_and_wraps_to_the_top() {
+        let boxes = Scene::Uniform.generate::<3>(500, 4);
+        let mut m = Mover::new(boxes.clone(), Motion::Rain { fraction: 1.0, speed: 0.5 }, 5);
+        let (lo, hi) = (m.lo, m.hi);
+        let mut moves = Vec::new();
+        let mut wrapped = 0;
+        for _ in 0..400 {
+            let before = m.boxes().to_vec();
+            m.step(&mut moves);
+            assert_eq!(moves.len(), 500);
+            for &(i, b) in &moves {
+                let a = before[i as usize];
+                // Only the last axis changes; sizes are kept.
+                assert_eq!(a.min()[..2], b.min()[..2]);
+                let fall = a.min()[2] - b.min()[2];
+                if fall < 0.0 {
+                    wrapped += 1;
+                    assert!((b.max()[2] - hi[2]).abs() < 1e-9);
+                } else {
+                    assert!((0.25 - 1e-9..=0.75 + 1e-9).contains(&fall), "fall {fall}");
+                }
+                assert!(b.max()[2] >= lo[2] - 1.0);
+                assert!(((b.max()[2] - b.min()[2]) - (a.max()[2] - a.min()[2])).abs() < 1e-9);
+            }
+        }
+        assert!(wrapped > 500, "every box fell through the floor at least once: {wrapped}");
     }
 }
