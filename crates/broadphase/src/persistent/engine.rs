@@ -51,10 +51,6 @@ impl<S: Scalar, const D: usize> Frame<S, D> {
         self.inserted.clear();
         self.refiltered.clear();
     }
-
-    fn changed(&self) -> usize {
-        self.moved.len() + self.inserted.len() + self.refiltered.len()
-    }
 }
 
 pub mod sealed {
@@ -155,7 +151,9 @@ struct OneShot<S: Scalar, const D: usize> {
     old: Vec<ProxyPair>,
     new: Vec<ProxyPair>,
     keys: Vec<u64>,
-    keys2: Vec<u64>,
+    /// Counting sort of slot pairs: run starts per low slot, high slots.
+    starts: Vec<u32>,
+    his: Vec<u32>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -172,7 +170,8 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             old: Vec::new(),
             new: Vec::new(),
             keys: Vec::new(),
-            keys2: Vec::new(),
+            starts: Vec::new(),
+            his: Vec::new(),
         }
     }
 }
@@ -240,8 +239,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     #[inline]
     fn allowed(&self, x: u32, y: u32) -> bool {
         let (x, y) = (x as usize, y as usize);
-        self.policy.allows(self.store.kind[x], self.store.kind[y])
-            && self.store.filter[x].accepts(&self.store.filter[y])
+        // Every proxy dynamic with filter ALL (the common case): no lookups.
+        self.store.all_plain()
+            || (self.policy.allows(self.store.kind[x], self.store.kind[y])
+                && self.store.filter[x].accepts(&self.store.filter[y]))
     }
 
     #[inline]
@@ -271,8 +272,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Moves the recorded changes into the frame and the store.
-    fn apply_changes(&mut self) {
+    /// Moves the recorded changes into the store, and into the frame unless
+    /// the frame goes the one-shot way (`bulk`), which needs no record of
+    /// what moved.
+    fn apply_changes(&mut self, bulk: bool) {
         let st = &mut self.store;
         let fr = &mut self.frame;
         fr.clear();
@@ -289,22 +292,33 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             if st.state[s] != State::Live {
                 continue; // removed since: the removal wins
             }
+            let extra = st.extra_of(c);
+            if bulk {
+                if let Some(b) = c.aabb {
+                    st.aabb[s] = b;
+                }
+                if let Some(f) = extra.filter {
+                    st.write_filter(c.slot, f);
+                }
+                continue;
+            }
             if let Some(b) = c.aabb {
                 if b != st.aabb[s] {
                     fr.moved.push((c.slot, st.aabb[s]));
-                    fr.velocity.push(c.velocity.unwrap_or_else(|| displacement(&st.aabb[s], &b)));
+                    fr.velocity.push(extra.velocity.unwrap_or_else(|| displacement(&st.aabb[s], &b)));
                     st.aabb[s] = b;
                 }
             }
-            if let Some(f) = c.filter {
+            if let Some(f) = extra.filter {
                 if f != st.filter[s] {
-                    st.filter[s] = f;
+                    st.write_filter(c.slot, f);
                     fr.refiltered.push(c.slot);
                 }
             }
         }
         changes.clear();
         st.changes = changes;
+        st.extras.clear();
         fr.removed.append(&mut st.removed);
         for s in core::mem::take(&mut st.inserted) {
             if st.state[s as usize] == State::Inserting {
@@ -387,11 +401,12 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
     }
 
-    /// Whether the frame changed enough proxies for the one-shot search to
-    /// beat the incremental path.
+    /// Whether the frame changes enough proxies for the one-shot search to
+    /// beat the incremental path, judged before the changes are applied by
+    /// the changes asked for (moves to the same box included).
     fn use_oneshot(&self) -> bool {
         I::ONESHOT && {
-            let changed = self.frame.changed();
+            let changed = self.store.changes.len() + self.store.inserted.len();
             changed >= ONESHOT_MIN && changed * 4 >= self.store.len()
         }
     }
@@ -400,17 +415,27 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// their exact boxes, and every overlapping pair of those by one search.
     fn search_all(&mut self, held: bool) {
         let sc = &mut self.scratch;
+        let store = &self.store;
         sc.boxes.clear();
         sc.slots.clear();
-        for s in 0..self.store.slots() as u32 {
-            if self.store.state[s as usize] == State::Live {
-                sc.boxes.push(if held { self.index.tracked_box(&self.store, s) } else { self.store.aabb[s as usize] });
-                sc.slots.push(s);
+        // Every slot live (no free slot, none inserting): the store's boxes
+        // are the input as they are.
+        let all_live = !held && store.len() == store.slots() && store.inserted.is_empty();
+        if all_live {
+            debug_assert!(store.state.iter().all(|&st| st == State::Live));
+            sc.slots.extend(0..store.slots() as u32);
+        } else {
+            for s in 0..store.slots() as u32 {
+                if store.state[s as usize] == State::Live {
+                    sc.boxes.push(if held { self.index.tracked_box(store, s) } else { store.aabb[s as usize] });
+                    sc.slots.push(s);
+                }
             }
         }
+        let boxes = if all_live { &store.aabb[..] } else { &sc.boxes[..] };
         sc.pairs.clear();
         PairFinder::new(Algorithm::Auto)
-            .find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs)
+            .find_with(&mut sc.ws, boxes, &mut sc.pairs)
             .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
     }
 
@@ -437,11 +462,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             out.extend_from_slice(&self.flat_pairs);
             return;
         }
-        let (mut keys, mut tmp) = (core::mem::take(&mut self.scratch.keys), core::mem::take(&mut self.scratch.keys2));
-        keys.clear();
-        keys.extend(self.cache.pairs().iter().map(|p| keyed(p.a().index(), p.b().index())));
-        self.sort_slot_pairs(&mut keys, &mut tmp, out);
-        (self.scratch.keys, self.scratch.keys2) = (keys, tmp);
+        let mut sc = core::mem::take(&mut self.scratch);
+        sc.keys.clear();
+        sc.keys.extend(self.cache.pairs().iter().map(|p| keyed(p.a().index(), p.b().index())));
+        self.sort_slot_pairs(&sc.keys, &mut sc.starts, &mut sc.his, out);
+        self.scratch = sc;
     }
 
     /// Every allowed overlapping pair of live proxies, sorted, by one search
@@ -457,21 +482,60 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 sc.keys.push(keyed(x, y));
             }
         }
-        self.sort_slot_pairs(&mut sc.keys, &mut sc.keys2, out);
+        self.sort_slot_pairs(&sc.keys, &mut sc.starts, &mut sc.his, out);
         self.scratch = sc;
     }
 
-    /// Sorts pairs of live slots `keyed(lo, hi)` by two stable radix passes
-    /// (by `hi`, then by `lo`) and writes them as pairs of ids: for live
-    /// proxies the slot order is the id order.
-    fn sort_slot_pairs(&self, keys: &mut Vec<u64>, tmp: &mut Vec<u64>, out: &mut Vec<ProxyPair>) {
-        // By the high slot first: swap the halves so it is the key.
-        keys.iter_mut().for_each(|k| *k = k.rotate_left(32));
-        sort_keyed(keys, tmp, false);
-        keys.iter_mut().for_each(|k| *k = k.rotate_left(32));
-        sort_keyed(keys, tmp, false);
+    /// Sorts pairs of live slots `keyed(lo, hi)` (`lo < hi`) and writes them
+    /// as pairs of ids (for live proxies the slot order is the id order): a
+    /// counting sort by `lo` (one pass counting, one placing `hi`), then each
+    /// run of one `lo`, short as a rule, sorted by `hi`. Cheaper than radix
+    /// passes over 64-bit keys: two passes, and 32-bit data moved once.
+    fn sort_slot_pairs(&self, keys: &[u64], starts: &mut Vec<u32>, his: &mut Vec<u32>, out: &mut Vec<ProxyPair>) {
+        let n = self.store.slots();
+        starts.clear();
+        starts.resize(n + 1, 0);
+        for &k in keys {
+            starts[(k >> 32) as usize + 1] += 1;
+        }
+        for i in 0..n {
+            starts[i + 1] += starts[i];
+        }
+        // Placing advances starts[lo] to the end of lo's run, that is to the
+        // start of the next; `prev` below recovers each run's start.
+        his.clear();
+        his.resize(keys.len(), 0);
+        for &k in keys {
+            let lo = (k >> 32) as usize;
+            his[starts[lo] as usize] = payload(k);
+            starts[lo] += 1;
+        }
         out.clear();
-        out.extend(keys.iter().map(|&k| self.pair((k >> 32) as u32, payload(k))));
+        out.reserve(keys.len());
+        let mut prev = 0usize;
+        for (lo, &end) in starts[..n].iter().enumerate() {
+            let end = end as usize;
+            if end > prev {
+                let run = &mut his[prev..end];
+                if run.len() <= 16 {
+                    // Insertion sort: most runs hold a few partners.
+                    for i in 1..run.len() {
+                        let v = run[i];
+                        let mut j = i;
+                        while j > 0 && run[j - 1] > v {
+                            run[j] = run[j - 1];
+                            j -= 1;
+                        }
+                        run[j] = v;
+                    }
+                } else {
+                    run.sort_unstable();
+                }
+                let a = self.store.id(lo as u32);
+                out.extend(run.iter().map(|&hi| ProxyPair::new(a, self.store.id(hi))));
+            }
+            prev = end;
+        }
     }
 
     /// The pairs of the inserted proxies (among themselves and with the
@@ -627,15 +691,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         {
             return;
         }
-        self.apply_changes();
+        let bulk = self.use_oneshot();
+        self.apply_changes(bulk);
         let mut cand = core::mem::take(&mut self.candidates);
         cand.clear();
-        if self.use_oneshot() {
+        if bulk {
             // Most proxies changed: one search over the exact boxes, the
             // events by a merge with the previous pairs, and no pair
             // tracking until an incremental frame needs it ("flat" mode).
             let (mut old, mut new) = (core::mem::take(&mut self.scratch.old), core::mem::take(&mut self.scratch.new));
-            self.sorted_pairs(&mut old);
+            if self.flat {
+                // The previous pairs are flat_pairs already (sorted).
+                core::mem::swap(&mut old, &mut self.flat_pairs);
+            } else {
+                self.sorted_pairs(&mut old);
+            }
             // The index is rebuilt only when needed: by the first query
             // (`live`), or by the next incremental frame.
             self.lazy = OnceLock::new();
@@ -644,6 +714,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             diff(&old, &new, events);
             core::mem::swap(&mut self.flat_pairs, &mut new);
             self.flat = true;
+            // Both go back to the scratch as buffers.
             (self.scratch.old, self.scratch.new) = (old, new);
         } else if self.flat {
             // Back to incremental frames: rebuild the index, track every
@@ -813,7 +884,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         let sc = &self.scratch;
         self.cache.memory()
             + (self.flat_pairs.capacity() + sc.old.capacity() + sc.new.capacity()) * size_of::<ProxyPair>()
-            + (sc.keys.capacity() + sc.keys2.capacity()) * 8
+            + sc.keys.capacity() * 8
+            + (sc.starts.capacity() + sc.his.capacity()) * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + self.candidates.capacity() * 8
     }

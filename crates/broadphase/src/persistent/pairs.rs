@@ -202,10 +202,15 @@ impl PairCache {
 
     /// Forgets every pair (keeping the memory).
     pub fn clear(&mut self) {
+        let tracked = !self.recs.is_empty();
         self.recs.clear();
         self.exact.clear();
         self.exact_of.clear();
-        self.adj.iter_mut().for_each(Vec::clear);
+        // Partner lists hold entries only for tracked pairs: with none
+        // tracked (frames in flat mode) there is nothing to walk.
+        if tracked {
+            self.adj.iter_mut().for_each(Vec::clear);
+        }
     }
 
     /// Tracks a pair that is not tracked, flagged `exact` or not.

@@ -33,11 +33,20 @@ pub struct Sizes {
     pub count: usize,
 }
 
-/// A pending change of a live proxy.
+/// A pending change of a live proxy: small, since a frame in which
+/// everything moves writes one per proxy; the rarer filter and velocity
+/// wait in an [`Extra`].
 #[derive(Clone, Copy, Debug)]
 pub struct Change<S: Scalar, const D: usize> {
     pub slot: u32,
+    /// Position in `extras`, or `NIL`.
+    extra: u32,
     pub aabb: Option<Aabb<S, D>>,
+}
+
+/// A pending filter change, or a velocity given with a box.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extra<const D: usize> {
     pub filter: Option<Filter>,
     /// The caller's expected displacement per update, if given.
     pub velocity: Option<[f64; D]>,
@@ -56,6 +65,7 @@ pub struct Store<S: Scalar, const D: usize> {
     /// Position in `changes`, or `NIL`.
     pub pending: Vec<u32>,
     pub changes: Vec<Change<S, D>>,
+    pub extras: Vec<Extra<D>>,
     /// Slots inserted (maybe cancelled since) since the last update.
     pub inserted: Vec<u32>,
     /// Slots removed since the last update (state `Removing`).
@@ -64,6 +74,17 @@ pub struct Store<S: Scalar, const D: usize> {
     pub cancelled: Vec<u32>,
     free: Vec<u32>,
     live: usize,
+    /// Taken slots (not free) whose kind or filter can refuse a pair: not
+    /// dynamic, or a filter other than `Filter::ALL`. At zero every pair is
+    /// allowed and the engine skips the checks.
+    special: usize,
+}
+
+/// Whether a proxy accepts every pair with a dynamic proxy of filter ALL
+/// and is accepted by every other proxy's kind rule (dynamic, filter ALL).
+#[inline]
+fn plain(kind: BodyKind, filter: &Filter) -> bool {
+    kind == BodyKind::Dynamic && *filter == Filter::ALL
 }
 
 impl<S: Scalar, const D: usize> Default for Store<S, D> {
@@ -77,11 +98,13 @@ impl<S: Scalar, const D: usize> Default for Store<S, D> {
             user: Vec::new(),
             pending: Vec::new(),
             changes: Vec::new(),
+            extras: Vec::new(),
             inserted: Vec::new(),
             removed: Vec::new(),
             cancelled: Vec::new(),
             free: Vec::new(),
             live: 0,
+            special: 0,
         }
     }
 }
@@ -183,6 +206,9 @@ impl<S: Scalar, const D: usize> Store<S, D> {
                 s
             }
         };
+        if !plain(p.kind, &p.filter) {
+            self.special += 1;
+        }
         self.inserted.push(s);
         self.live += 1;
         self.id(s)
@@ -193,9 +219,31 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         let i = s as usize;
         if self.pending[i] == NIL {
             self.pending[i] = self.changes.len() as u32;
-            self.changes.push(Change { slot: s, aabb: None, filter: None, velocity: None });
+            self.changes.push(Change { slot: s, extra: NIL, aabb: None });
         }
         &mut self.changes[self.pending[i] as usize]
+    }
+
+    /// The extra record of a live slot's pending change, created on first use.
+    fn extra(&mut self, s: u32) -> &mut Extra<D> {
+        let n = self.extras.len() as u32;
+        let c = self.change(s);
+        if c.extra == NIL {
+            c.extra = n;
+            self.extras.push(Extra::default());
+        }
+        let e = self.changes[self.pending[s as usize] as usize].extra;
+        &mut self.extras[e as usize]
+    }
+
+    /// The filter and velocity of a change, if given.
+    #[inline]
+    pub fn extra_of(&self, c: &Change<S, D>) -> Extra<D> {
+        if c.extra == NIL {
+            Extra::default()
+        } else {
+            self.extras[c.extra as usize]
+        }
     }
 
     /// Removes a proxy whose slot was checked.
@@ -221,15 +269,19 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         } else {
             let c = self.change(s);
             c.aabb = Some(aabb);
-            c.velocity = velocity;
+            let has_extra = c.extra != NIL;
+            // A box given without a velocity drops one given before.
+            if velocity.is_some() || has_extra {
+                self.extra(s).velocity = velocity;
+            }
         }
     }
 
     pub fn set_filter(&mut self, s: u32, filter: Filter) {
         if self.state[s as usize] == State::Inserting {
-            self.filter[s as usize] = filter;
+            self.write_filter(s, filter);
         } else {
-            self.change(s).filter = Some(filter);
+            self.extra(s).filter = Some(filter);
         }
     }
 
@@ -243,8 +295,38 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     }
 
     /// Returns a slot to the free list with a new generation.
+    /// Writes the filter a slot holds, keeping the count of special slots.
+    pub fn write_filter(&mut self, s: u32, filter: Filter) {
+        let i = s as usize;
+        let kind = self.kind[i];
+        self.special = self.special - usize::from(!plain(kind, &self.filter[i])) + usize::from(!plain(kind, &filter));
+        self.filter[i] = filter;
+    }
+
+    /// Whether every pair of taken slots is allowed by kinds and filters
+    /// (every proxy dynamic with filter ALL).
+    #[inline]
+    pub fn all_plain(&self) -> bool {
+        self.special == 0
+    }
+
+    /// The count of special slots, counted again (for `validate`).
+    fn check_special(&self) -> Result<(), String> {
+        let n = (0..self.state.len())
+            .filter(|&i| self.state[i] != State::Free && !plain(self.kind[i], &self.filter[i]))
+            .count();
+        if n == self.special {
+            Ok(())
+        } else {
+            Err(format!("{} special slots counted, {n} found", self.special))
+        }
+    }
+
     pub fn free(&mut self, s: u32) {
         let i = s as usize;
+        if !plain(self.kind[i], &self.filter[i]) {
+            self.special -= 1;
+        }
         self.state[i] = State::Free;
         self.generation[i] = self.generation[i].wrapping_add(1);
         self.free.push(s);
@@ -260,6 +342,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.user.shrink_to_fit();
         self.pending.shrink_to_fit();
         self.changes.shrink_to_fit();
+        self.extras.shrink_to_fit();
         self.inserted.shrink_to_fit();
         self.removed.shrink_to_fit();
         self.cancelled.shrink_to_fit();
@@ -276,6 +359,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             + self.user.capacity() * 8
             + self.pending.capacity() * 4
             + self.changes.capacity() * size_of::<Change<S, D>>()
+            + self.extras.capacity() * size_of::<Extra<D>>()
             + (self.inserted.capacity() + self.removed.capacity() + self.cancelled.capacity() + self.free.capacity())
                 * 4
     }
@@ -306,15 +390,25 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         if self.free.len() != self.state.iter().filter(|&&s| s == State::Free).count() {
             return Err("store: free slots missing from the free list".into());
         }
+        let mut extras = 0;
         for (c, ch) in self.changes.iter().enumerate() {
             if self.pending[ch.slot as usize] != c as u32 {
                 return Err(format!("store: change {c} of slot {} is not its pending record", ch.slot));
             }
+            if ch.extra != NIL {
+                extras += 1;
+                if ch.extra as usize >= self.extras.len() {
+                    return Err(format!("store: change {c} names extra {} of {}", ch.extra, self.extras.len()));
+                }
+            }
+        }
+        if extras != self.extras.len() {
+            return Err(format!("store: {} extras, {extras} named by changes", self.extras.len()));
         }
         let pending = self.pending.iter().filter(|&&p| p != NIL).count();
         if pending != self.changes.len() {
             return Err(format!("store: {pending} pending marks, {} changes", self.changes.len()));
         }
-        Ok(())
+        self.check_special().map_err(|e| format!("store: {e}"))
     }
 }
