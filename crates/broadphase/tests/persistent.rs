@@ -651,6 +651,36 @@ fn bulk_frames_reach_every_path() {
 }
 
 #[test]
+fn streamed_batches_into_a_settled_world() {
+    // Batches of arrivals large enough for the bipartite one-shot path but
+    // too small for a one-shot frame: one overlapping the field, one far
+    // away (the others outside its bounds are skipped), one straddling.
+    scenario::<3>(5, |c, rng| {
+        let field: Vec<_> = (0..3000)
+            .map(|_| {
+                // Few dynamic: the first batches outnumber the moving tree
+                // (rebuilt in bulk), the last does not (inserted one by one).
+                let k = if rng.below(10) == 0 { BodyKind::Dynamic } else { BodyKind::Static };
+                Proxy::new(cube([rng.unit() * 20.0, rng.unit() * 20.0, rng.unit() * 20.0], 0.6)).kind(k)
+            })
+            .collect();
+        c.insert_batch(&field);
+        c.update();
+        c.insert(Proxy::new(cube([1.0, 1.0, 1.0], 0.5)));
+        c.update(); // the incremental path from here on
+        for (cx, spread) in [(10.0, 20.0), (500.0, 10.0), (18.0, 30.0)] {
+            let batch: Vec<_> = (0..400)
+                .map(|_| Proxy::new(cube([cx + rng.unit() * spread, rng.unit() * 20.0, rng.unit() * 20.0], 0.7)))
+                .collect();
+            c.insert_batch(&batch);
+            c.update();
+            assert!(!c.events.is_empty() || cx > 100.0, "arrivals at {cx} met the field");
+            c.validate("streamed batch");
+        }
+    });
+}
+
+#[test]
 fn bullet_through_a_static_field() {
     scenario::<3>(2, |c, rng| {
         let field: Vec<_> = (0..1500)

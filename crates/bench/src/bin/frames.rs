@@ -235,6 +235,12 @@ fn insert_case(n_new: usize, n_static: usize) {
                 let ps: Vec<_> = stat.iter().map(|b| Proxy::new(*b).kind(broadphase::BodyKind::Static)).collect();
                 bp.insert_batch(&ps, &mut ids).unwrap();
                 bp.update(&mut ev);
+                // A settled world: one small frame after the load (the load
+                // took the one-shot path; this frame builds the index).
+                let probe = bp.insert(Proxy::new(stat[0])).unwrap();
+                bp.update(&mut ev);
+                bp.remove(probe).unwrap();
+                bp.update(&mut ev);
             }
             let ps: Vec<_> = new.iter().map(|b| Proxy::new(*b)).collect();
             let t = Instant::now();
@@ -341,6 +347,11 @@ fn main() {
     if std::env::var_os("FRAMES_BULLET").is_some() {
         // Profiling aid: the bullet scenario alone, at --n.
         bullet_case(a.n.unwrap_or(1_000_000), 2000);
+        return;
+    }
+    if let Some(stat) = std::env::var("FRAMES_INSERT").ok().and_then(|v| v.parse::<f64>().ok()) {
+        // Profiling aid: batch inserts of --n proxies into FRAMES_INSERT static ones.
+        insert_case(a.n.unwrap_or(100_000), stat as usize);
         return;
     }
     let sizes: Vec<usize> = match a.n {

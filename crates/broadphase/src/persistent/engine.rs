@@ -553,10 +553,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
         sc.others.clear();
         sc.other_slots.clear();
+        // Only the others that meet the arrivals' bounds can pair with them
+        // (a level section streamed in far from the rest meets few).
+        let bounds = sc.boxes.iter().copied().reduce(|a, b| a.union(&b));
         for s in 0..self.store.slots() as u32 {
             if self.store.state[s as usize] == State::Live && sc.seen[s as usize] == 0 {
-                sc.others.push(self.index.tracked_box(&self.store, s));
-                sc.other_slots.push(s);
+                let b = self.index.tracked_box(&self.store, s);
+                if bounds.is_some_and(|u| u.overlaps(&b)) {
+                    sc.others.push(b);
+                    sc.other_slots.push(s);
+                }
             }
         }
         let finder = PairFinder::new(Algorithm::Auto);
@@ -617,6 +623,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         // and a frame's walks and tests touch fewer cache lines. The ids
         // come back in the caller's order; which slot a proxy gets is
         // invisible otherwise.
+        self.store.reserve(proxies.len());
         let start = ids.len();
         ids.resize(start + proxies.len(), ProxyId::new(0, 0));
         for i in spatial_order(proxies) {
@@ -752,7 +759,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         for s in core::mem::take(&mut self.store.cancelled) {
             self.store.free(s);
         }
-        if !events[start..].is_sorted() {
+        // The one-shot path's merge appends them in order already.
+        if !bulk && !events[start..].is_sorted() {
             events[start..].sort_unstable();
         }
     }

@@ -182,6 +182,20 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         }
     }
 
+    /// Makes room for `more` proxies beyond the free slots in one step (a
+    /// batch insert then grows no array proxy by proxy).
+    pub fn reserve(&mut self, more: usize) {
+        let more = more.saturating_sub(self.free.len());
+        self.aabb.reserve(more);
+        self.filter.reserve(more);
+        self.kind.reserve(more);
+        self.state.reserve(more);
+        self.generation.reserve(more);
+        self.user.reserve(more);
+        self.pending.reserve(more);
+        self.inserted.reserve(more);
+    }
+
     /// Takes a slot for a new proxy (room checked by the caller).
     pub fn insert(&mut self, p: &Proxy<S, D>) -> ProxyId {
         let s = match self.free.pop() {

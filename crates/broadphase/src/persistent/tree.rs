@@ -36,6 +36,9 @@ use crate::{Aabb, BodyKind, Scalar};
 pub const DEFAULT_MARGIN: f64 = 0.1;
 /// How many frames of the last displacement a fat box anticipates.
 const PREDICT: f64 = 4.0;
+/// Batches of arrivals at least this large (and half the tree's size) are
+/// placed by a top-down build instead of one insertion each.
+const BULK_MIN: usize = 256;
 
 #[derive(Clone, Copy, Debug)]
 struct Node<S: Scalar, const D: usize> {
@@ -239,6 +242,22 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
         node.aabb = na2.aabb.union(&nt.aabb);
         node.height = 1 + na2.height.max(nt.height);
         up
+    }
+
+    /// Appends every leaf as (slot, box).
+    fn leaves_into(&self, out: &mut Vec<(u32, Aabb<S, D>)>) {
+        if self.root == NIL {
+            return;
+        }
+        let mut stack = vec![self.root];
+        while let Some(i) = stack.pop() {
+            let n = self.n(i);
+            if n.is_leaf() {
+                out.push((n.child[1], n.aabb));
+            } else {
+                stack.extend_from_slice(&n.child);
+            }
+        }
     }
 
     /// Builds the tree top-down over `items` (slot, box), returning the
@@ -479,9 +498,37 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                 refat.push(s);
             }
         }
+        // PERF: a tree receiving a batch at least half its size is built
+        // again top-down over its leaves (their fat boxes kept as they are)
+        // and the arrivals, instead of taking them one SAH insertion at a
+        // time (level streaming: 1e5 arrivals).
+        let mut arrivals = [0usize; 2];
         for &s in &frame.inserted {
-            self.add(store, s, None);
+            arrivals[tree_of(store.kind[s as usize])] += 1;
         }
+        let bulk = [0, 1].map(|t| arrivals[t] >= BULK_MIN && arrivals[t] * 2 >= self.trees[t].leaves);
+        let mut items = core::mem::take(&mut self.items);
+        items.clear();
+        for &s in &frame.inserted {
+            let t = tree_of(store.kind[s as usize]);
+            if bulk[t] {
+                items.push((s, self.fat(&store.aabb[s as usize], None)));
+                self.stamp[s as usize] = self.clock;
+            } else {
+                self.add(store, s, None);
+            }
+        }
+        for (t, &many) in bulk.iter().enumerate() {
+            if many {
+                let mut all: Vec<(u32, Aabb<S, D>)> =
+                    items.iter().copied().filter(|&(s, _)| tree_of(store.kind[s as usize]) == t).collect();
+                self.trees[t].leaves_into(&mut all);
+                let mut leaf = core::mem::take(&mut self.leaf);
+                self.trees[t].build(&mut all, &mut leaf);
+                self.leaf = leaf;
+            }
+        }
+        self.items = items;
         if frame.inserted_candidates {
             refat.extend_from_slice(&frame.inserted);
         }
