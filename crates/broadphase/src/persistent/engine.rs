@@ -910,28 +910,49 @@ fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>) {
     fn key(p: &ProxyPair) -> u64 {
         (p.a().index() as u64) << 32 | p.b().index() as u64
     }
-    let mut begins = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() && j < new.len() {
-        let (ko, kn) = (key(&old[i]), key(&new[j]));
-        if ko < kn {
-            events.push(PairEvent::End(old[i]));
-            i += 1;
-        } else if kn < ko {
-            begins.push(PairEvent::Begin(new[j]));
-            j += 1;
-        } else {
-            i += 1;
-            j += 1;
+    // Two merges, one per kind of event, straight into `events` (no buffer
+    // of begins: a first frame begins every pair).
+    fn only_in(a: &[ProxyPair], b: &[ProxyPair], mut f: impl FnMut(ProxyPair)) {
+        let mut j = 0;
+        for &p in a {
+            let k = key(&p);
+            while j < b.len() && key(&b[j]) < k {
+                j += 1;
+            }
+            if j == b.len() || key(&b[j]) != k {
+                f(p);
+            }
         }
     }
-    events.extend(old[i..].iter().map(|&p| PairEvent::End(p)));
-    events.extend(begins);
-    events.extend(new[j..].iter().map(|&p| PairEvent::Begin(p)));
+    only_in(old, new, |p| events.push(PairEvent::End(p)));
+    only_in(new, old, |p| events.push(PairEvent::Begin(p)));
 }
 
 /// Batches at least this large take their slots in spatial order.
 const SPATIAL_MIN: usize = 32;
+
+/// The low `bits` bits of `q` spread `d` apart (bit `b` to bit `b * d`).
+#[inline]
+fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
+    match d {
+        1 => q,
+        2 => {
+            let mut x = q & 0xffff;
+            x = (x | (x << 8)) & 0x00ff_00ff;
+            x = (x | (x << 4)) & 0x0f0f_0f0f;
+            x = (x | (x << 2)) & 0x3333_3333;
+            (x | (x << 1)) & 0x5555_5555
+        }
+        3 => {
+            let mut x = q & 0x3ff;
+            x = (x | (x << 16)) & 0x0300_00ff;
+            x = (x | (x << 8)) & 0x0300_f00f;
+            x = (x | (x << 4)) & 0x030c_30c3;
+            (x | (x << 2)) & 0x0924_9249
+        }
+        _ => (0..bits).fold(0, |code, b| code | ((q >> b) & 1) << (b as usize * d)),
+    }
+}
 
 /// The positions of `proxies` sorted by the Morton code of their centres
 /// (quantised over the batch's bounds).
@@ -955,9 +976,7 @@ fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u32>
                 let span = hi[k] - lo[k];
                 let q =
                     if span > 0.0 && span.is_finite() { ((p.aabb.center(k) - lo[k]) / span * top) as u32 } else { 0 };
-                for b in 0..bits {
-                    code |= ((q >> b) & 1) << (b as usize * D + k);
-                }
+                code |= spread_bits(q, bits, D) << k;
             }
             keyed(code, i as u32)
         })
@@ -965,4 +984,21 @@ fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u32>
     let mut tmp = Vec::new();
     sort_keyed(&mut keys, &mut tmp, false);
     keys.into_iter().map(payload).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_bits;
+
+    #[test]
+    fn spread_bits_matches_the_bit_loop() {
+        let slow = |q: u32, bits: u32, d: usize| (0..bits).fold(0u32, |c, b| c | ((q >> b) & 1) << (b as usize * d));
+        for q in (0..1024u32).chain([0x3ff, 0x2aa, 0x155]) {
+            assert_eq!(spread_bits(q, 10, 3), slow(q, 10, 3), "{q:#x}");
+        }
+        for q in (0..65536u32).step_by(7).chain([0xffff, 0xaaaa]) {
+            assert_eq!(spread_bits(q, 16, 2), slow(q, 16, 2), "{q:#x}");
+        }
+        assert_eq!(spread_bits(0xabcd, 16, 1), 0xabcd);
+    }
 }
