@@ -5,7 +5,7 @@
 //! so PNGs render the same on machines without fonts.
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -36,13 +36,13 @@ fn err(e: impl std::fmt::Display) -> String {
 
 /// Registers the embedded font as plotters' "sans-serif" (once).
 fn register_font() -> Result<(), String> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
-            .map_err(|_| "plot: the embedded font did not load".to_string());
-    });
-    result
+    static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
+    RESULT
+        .get_or_init(|| {
+            plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+                .map_err(|_| "plot: the embedded font did not load".to_string())
+        })
+        .clone()
 }
 
 /// Image sizes in pixels.

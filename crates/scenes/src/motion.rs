@@ -131,9 +131,9 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
                 self.vel[i] = direction::<D>(&mut self.rng, speed);
             }
             let b = self.boxes[i];
+            let (mut min, mut max) = (*b.min(), *b.max());
             if rain {
                 // Fall; through the floor, reappear at the top.
-                let (mut min, mut max) = (*b.min(), *b.max());
                 let top = D - 1;
                 let (mut l, mut h) = (min[top].to_f64() + self.vel[i][top], max[top].to_f64() + self.vel[i][top]);
                 if h < self.lo[top] {
@@ -143,21 +143,16 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
                 }
                 min[top] = S::from_f64(l);
                 max[top] = S::from_f64(h);
-                let nb = Aabb::new(min, max).unwrap_or(b);
-                self.boxes[i] = nb;
-                moves.push((i as u32, nb));
-                continue;
-            }
-            let mut min = *b.min();
-            let mut max = *b.max();
-            for k in 0..D {
-                let v = &mut self.vel[i][k];
-                let (l, h) = (min[k].to_f64() + *v, max[k].to_f64() + *v);
-                if l < self.lo[k] || h > self.hi[k] {
-                    *v = -*v;
+            } else {
+                for k in 0..D {
+                    let v = &mut self.vel[i][k];
+                    let (l, h) = (min[k].to_f64() + *v, max[k].to_f64() + *v);
+                    if l < self.lo[k] || h > self.hi[k] {
+                        *v = -*v;
+                    }
+                    min[k] = S::from_f64(min[k].to_f64() + *v);
+                    max[k] = S::from_f64(max[k].to_f64() + *v);
                 }
-                min[k] = S::from_f64(min[k].to_f64() + *v);
-                max[k] = S::from_f64(max[k].to_f64() + *v);
             }
             let nb = Aabb::new(min, max).unwrap_or(b);
             self.boxes[i] = nb;

@@ -489,8 +489,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// Sorts pairs of live slots `keyed(lo, hi)` (`lo < hi`) and writes them
     /// as pairs of ids (for live proxies the slot order is the id order): a
     /// counting sort by `lo` (one pass counting, one placing `hi`), then each
-    /// run of one `lo`, short as a rule, sorted by `hi`. Cheaper than radix
-    /// passes over 64-bit keys: two passes, and 32-bit data moved once.
+    /// run of one `lo`, short as a rule (the standard sort's small-slice
+    /// path), sorted by `hi`.
     fn sort_slot_pairs(&self, keys: &[u64], starts: &mut Vec<u32>, his: &mut Vec<u32>, out: &mut Vec<ProxyPair>) {
         let n = self.store.slots();
         starts.clear();
@@ -517,20 +517,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             let end = end as usize;
             if end > prev {
                 let run = &mut his[prev..end];
-                if run.len() <= 16 {
-                    // Insertion sort: most runs hold a few partners.
-                    for i in 1..run.len() {
-                        let v = run[i];
-                        let mut j = i;
-                        while j > 0 && run[j - 1] > v {
-                            run[j] = run[j - 1];
-                            j -= 1;
-                        }
-                        run[j] = v;
-                    }
-                } else {
-                    run.sort_unstable();
-                }
+                run.sort_unstable();
                 let a = self.store.id(lo as u32);
                 out.extend(run.iter().map(|&hi| ProxyPair::new(a, self.store.id(hi))));
             }
@@ -869,6 +856,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + (sc.boxes.capacity() + sc.others.capacity()) * size_of::<Aabb<S, D>>()
             + (sc.slots.capacity() + sc.other_slots.capacity() + sc.seen.capacity()) * 4
             + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
+            + self.frame.velocity.capacity() * size_of::<[f64; D]>()
             + (self.frame.removed.capacity() + self.frame.inserted.capacity() + self.frame.refiltered.capacity()) * 4;
         self.store.memory()
             + self.index.memory()

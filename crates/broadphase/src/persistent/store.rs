@@ -244,10 +244,12 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         let c = self.change(s);
         if c.extra == NIL {
             c.extra = n;
+        }
+        let e = c.extra as usize;
+        if e == self.extras.len() {
             self.extras.push(Extra::default());
         }
-        let e = self.changes[self.pending[s as usize] as usize].extra;
-        &mut self.extras[e as usize]
+        &mut self.extras[e]
     }
 
     /// The filter and velocity of a change, if given.
@@ -308,7 +310,6 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         }
     }
 
-    /// Returns a slot to the free list with a new generation.
     /// Writes the filter a slot holds, keeping the count of special slots.
     pub fn write_filter(&mut self, s: u32, filter: Filter) {
         let i = s as usize;
@@ -336,6 +337,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         }
     }
 
+    /// Returns a slot to the free list with a new generation.
     pub fn free(&mut self, s: u32) {
         let i = s as usize;
         if !plain(self.kind[i], &self.filter[i]) {

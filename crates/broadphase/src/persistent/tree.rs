@@ -508,27 +508,23 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         }
         let bulk = [0, 1].map(|t| arrivals[t] >= BULK_MIN && arrivals[t] * 2 >= self.trees[t].leaves);
         let mut items = core::mem::take(&mut self.items);
-        items.clear();
-        for &s in &frame.inserted {
-            let t = tree_of(store.kind[s as usize]);
-            if bulk[t] {
-                items.push((s, self.fat(&store.aabb[s as usize], None)));
-                self.stamp[s as usize] = self.clock;
-            } else {
-                self.add(store, s, None);
-            }
-        }
         for (t, &many) in bulk.iter().enumerate() {
             if many {
-                let mut all: Vec<(u32, Aabb<S, D>)> =
-                    items.iter().copied().filter(|&(s, _)| tree_of(store.kind[s as usize]) == t).collect();
-                self.trees[t].leaves_into(&mut all);
+                items.clear();
+                for &s in frame.inserted.iter().filter(|&&s| tree_of(store.kind[s as usize]) == t) {
+                    items.push((s, self.fat(&store.aabb[s as usize], None)));
+                    self.stamp[s as usize] = self.clock;
+                }
+                self.trees[t].leaves_into(&mut items);
                 let mut leaf = core::mem::take(&mut self.leaf);
-                self.trees[t].build(&mut all, &mut leaf);
+                self.trees[t].build(&mut items, &mut leaf);
                 self.leaf = leaf;
             }
         }
         self.items = items;
+        for &s in frame.inserted.iter().filter(|&&s| !bulk[tree_of(store.kind[s as usize])]) {
+            self.add(store, s, None);
+        }
         if frame.inserted_candidates {
             refat.extend_from_slice(&frame.inserted);
         }
