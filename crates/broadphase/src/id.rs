@@ -10,6 +10,7 @@ use core::fmt;
 /// by slot first, and two live proxies never share a slot, so a
 /// [`ProxyPair`](crate::ProxyPair) of live proxies is ordered by slot.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(C)] // two `u32`s, no padding: compared as words in bulk (engine's event diff)
 pub struct ProxyId {
     index: u32,
     generation: u32,

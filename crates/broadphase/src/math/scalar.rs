@@ -29,8 +29,10 @@ mod sealed {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512 {
-                    x86::avx512_f32(b, rows, out)
+                if avx512 && b.all_home() {
+                    x86::avx512_f32::<true>(b, rows, out)
+                } else if avx512 {
+                    x86::avx512_f32::<false>(b, rows, out)
                 } else {
                     x86::avx2_f32(b, rows, out)
                 }
@@ -45,8 +47,10 @@ mod sealed {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512 {
-                    x86::avx512_f64(b, rows, out)
+                if avx512 && b.all_home() {
+                    x86::avx512_f64::<true>(b, rows, out)
+                } else if avx512 {
+                    x86::avx512_f64::<false>(b, rows, out)
                 } else {
                     x86::avx2_f64(b, rows, out)
                 }

@@ -150,6 +150,8 @@ struct OneShot<S: Scalar, const D: usize> {
     seen: Vec<u32>,
     old: Vec<ProxyPair>,
     new: Vec<ProxyPair>,
+    /// The begins of an event diff, held back until its ends are out.
+    begins: Vec<ProxyPair>,
     keys: Vec<u64>,
     /// Counting sort of slot pairs: run starts per low slot, high slots.
     starts: Vec<u32>,
@@ -169,6 +171,7 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             seen: Vec::new(),
             old: Vec::new(),
             new: Vec::new(),
+            begins: Vec::new(),
             keys: Vec::new(),
             starts: Vec::new(),
             his: Vec::new(),
@@ -464,8 +467,12 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
         let mut sc = core::mem::take(&mut self.scratch);
         sc.keys.clear();
-        sc.keys.extend(self.cache.pairs().iter().map(|p| keyed(p.a().index(), p.b().index())));
-        self.sort_slot_pairs(&sc.keys, &mut sc.starts, &mut sc.his, out);
+        self.start_counts(&mut sc.starts);
+        for p in self.cache.pairs() {
+            sc.keys.push(keyed(p.a().index(), p.b().index()));
+            sc.starts[p.a().index() as usize + 1] += 1;
+        }
+        self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.starts, &mut sc.his, out);
         self.scratch = sc;
     }
 
@@ -474,30 +481,52 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     fn exact_all(&mut self, out: &mut Vec<ProxyPair>) {
         self.search_all(false);
         let mut sc = core::mem::take(&mut self.scratch);
-        sc.keys.clear();
-        for p in &sc.pairs {
-            // Slots are listed in ascending order, so `x < y`.
-            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            if self.allowed(x, y) {
-                sc.keys.push(keyed(x, y));
+        self.start_counts(&mut sc.starts);
+        if self.store.all_plain() && sc.slots.len() == self.store.slots() {
+            // Every slot searched, every pair allowed: the search's pairs
+            // are the slot pairs.
+            for p in &sc.pairs {
+                sc.starts[p.a() as usize + 1] += 1;
             }
+            self.sort_slot_pairs(&sc.pairs, |p| (p.a(), p.b()), &mut sc.starts, &mut sc.his, out);
+        } else {
+            sc.keys.clear();
+            for p in &sc.pairs {
+                // Slots are listed in ascending order, so `x < y`.
+                let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+                if self.allowed(x, y) {
+                    sc.keys.push(keyed(x, y));
+                    sc.starts[x as usize + 1] += 1;
+                }
+            }
+            self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.starts, &mut sc.his, out);
         }
-        self.sort_slot_pairs(&sc.keys, &mut sc.starts, &mut sc.his, out);
         self.scratch = sc;
     }
 
-    /// Sorts pairs of live slots `keyed(lo, hi)` (`lo < hi`) and writes them
-    /// as pairs of ids (for live proxies the slot order is the id order): a
-    /// counting sort by `lo` (one pass counting, one placing `hi`), then each
-    /// run of one `lo`, short as a rule (the standard sort's small-slice
-    /// path), sorted by `hi`.
-    fn sort_slot_pairs(&self, keys: &[u64], starts: &mut Vec<u32>, his: &mut Vec<u32>, out: &mut Vec<ProxyPair>) {
-        let n = self.store.slots();
+    /// Zeroed counts for [`Engine::sort_slot_pairs`]: one per slot and one
+    /// more; the caller adds one at `lo + 1` per pair it lists.
+    fn start_counts(&self, starts: &mut Vec<u32>) {
         starts.clear();
-        starts.resize(n + 1, 0);
-        for &k in keys {
-            starts[(k >> 32) as usize + 1] += 1;
-        }
+        starts.resize(self.store.slots() + 1, 0);
+    }
+
+    /// Sorts pairs of live slots `(lo, hi) = slots(item)` (`lo < hi`) and
+    /// writes them as pairs of ids (for live proxies the slot order is the id
+    /// order): a counting sort by `lo` (counted by the caller as it listed
+    /// them, see [`Engine::start_counts`]; one pass placing `hi`), then each
+    /// run of one `lo`, short as a rule, sorted by `hi`.
+    fn sort_slot_pairs<T: Copy>(
+        &self,
+        keys: &[T],
+        slots: impl Fn(T) -> (u32, u32),
+        starts: &mut [u32],
+        his: &mut Vec<u32>,
+        out: &mut Vec<ProxyPair>,
+    ) {
+        let n = self.store.slots();
+        debug_assert_eq!(starts.len(), n + 1);
+        debug_assert_eq!(starts.iter().map(|&c| c as usize).sum::<usize>(), keys.len());
         for i in 0..n {
             starts[i + 1] += starts[i];
         }
@@ -506,20 +535,29 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         his.clear();
         his.resize(keys.len(), 0);
         for &k in keys {
-            let lo = (k >> 32) as usize;
-            his[starts[lo] as usize] = payload(k);
+            let (lo, hi) = slots(k);
+            let lo = lo as usize;
+            his[starts[lo] as usize] = hi;
             starts[lo] += 1;
         }
         out.clear();
         out.reserve(keys.len());
+        // Held apart from `self`, so that writing `out` does not reload it.
+        let generation = &self.store.generation[..];
+        let id = |s: u32| ProxyId::new(s, generation[s as usize]);
         let mut prev = 0usize;
         for (lo, &end) in starts[..n].iter().enumerate() {
             let end = end as usize;
             if end > prev {
                 let run = &mut his[prev..end];
-                run.sort_unstable();
-                let a = self.store.id(lo as u32);
-                out.extend(run.iter().map(|&hi| ProxyPair::new(a, self.store.id(hi))));
+                if run.len() <= 8 {
+                    insertion_sort(run);
+                } else {
+                    run.sort_unstable();
+                }
+                let a = id(lo as u32);
+                // lo < hi, and ids order by slot first.
+                out.extend(run.iter().map(|&hi| ProxyPair::ordered(a, id(hi))));
             }
             prev = end;
         }
@@ -705,7 +743,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.lazy = OnceLock::new();
             self.cache.clear();
             self.exact_all(&mut new);
-            diff(&old, &new, events);
+            diff(&old, &new, events, &mut self.scratch.begins);
             core::mem::swap(&mut self.flat_pairs, &mut new);
             self.flat = true;
             // Both go back to the scratch as buffers.
@@ -720,7 +758,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.track_all();
             let mut new = core::mem::take(&mut self.scratch.new);
             self.sorted_pairs(&mut new);
-            diff(&old, &new, events);
+            diff(&old, &new, events, &mut self.scratch.begins);
             old.clear();
             self.flat_pairs = old;
             self.scratch.new = new;
@@ -879,7 +917,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         use core::mem::size_of;
         let sc = &self.scratch;
         self.cache.memory()
-            + (self.flat_pairs.capacity() + sc.old.capacity() + sc.new.capacity()) * size_of::<ProxyPair>()
+            + (self.flat_pairs.capacity() + sc.old.capacity() + sc.new.capacity() + sc.begins.capacity())
+                * size_of::<ProxyPair>()
             + sc.keys.capacity() * 8
             + (sc.starts.capacity() + sc.his.capacity()) * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
@@ -893,27 +932,59 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
 /// Pairs compare by their slots alone: a slot pair in both lists names the
 /// same proxies (a removed proxy's slot is reused only after the update that
 /// removes it, and then leaves no pair in the older list).
-fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>) {
+fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>, begins: &mut Vec<ProxyPair>) {
     #[inline(always)]
     fn key(p: &ProxyPair) -> u64 {
         (p.a().index() as u64) << 32 | p.b().index() as u64
     }
-    // Two merges, one per kind of event, straight into `events` (no buffer
-    // of begins: a first frame begins every pair).
-    fn only_in(a: &[ProxyPair], b: &[ProxyPair], mut f: impl FnMut(ProxyPair)) {
-        let mut j = 0;
-        for &p in a {
-            let k = key(&p);
-            while j < b.len() && key(&b[j]) < k {
-                j += 1;
-            }
-            if j == b.len() || key(&b[j]) != k {
-                f(p);
-            }
+    /// Whether two blocks hold the same pairs: their words, compared
+    /// without branches (a few vector operations).
+    #[inline(always)]
+    fn same(a: &[ProxyPair], b: &[ProxyPair]) -> bool {
+        let (a, b) = (ProxyPair::words(a), ProxyPair::words(b));
+        a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+    }
+    const BLOCK: usize = 8;
+    // One merge: ends go out at once, begins wait in `begins` (most pairs
+    // are in both lists, and long runs of them are skipped a block at a
+    // time).
+    begins.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        if i + BLOCK <= old.len() && j + BLOCK <= new.len() && same(&old[i..i + BLOCK], &new[j..j + BLOCK]) {
+            i += BLOCK;
+            j += BLOCK;
+            continue;
+        }
+        let (ko, kn) = (key(&old[i]), key(&new[j]));
+        if ko == kn {
+            i += 1;
+            j += 1;
+        } else if ko < kn {
+            events.push(PairEvent::End(old[i]));
+            i += 1;
+        } else {
+            begins.push(new[j]);
+            j += 1;
         }
     }
-    only_in(old, new, |p| events.push(PairEvent::End(p)));
-    only_in(new, old, |p| events.push(PairEvent::Begin(p)));
+    events.extend(old[i..].iter().map(|&p| PairEvent::End(p)));
+    events.extend(begins.iter().chain(&new[j..]).map(|&p| PairEvent::Begin(p)));
+}
+
+/// Sorts a short slice (the runs of one low slot: one or two as a rule)
+/// without the standard sort's set-up.
+#[inline]
+fn insertion_sort(v: &mut [u32]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
 }
 
 /// Batches at least this large take their slots in spatial order.

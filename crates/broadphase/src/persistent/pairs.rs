@@ -17,12 +17,24 @@ use crate::ProxyId;
 
 /// A pair of live proxies, ordered `a < b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(C)] // four `u32`s, no padding: compared as words in bulk (engine's event diff)
 pub struct ProxyPair {
     a: ProxyId,
     b: ProxyId,
 }
 
 impl ProxyPair {
+    /// The pairs as words, four per pair: equal words, equal pairs.
+    #[inline]
+    pub(crate) fn words(pairs: &[ProxyPair]) -> &[u32] {
+        const _: () = assert!(core::mem::size_of::<ProxyPair>() == 16 && core::mem::align_of::<ProxyPair>() == 4);
+        // SAFETY: `ProxyPair` is `repr(C)` over two `repr(C)` `ProxyId`s of
+        // two `u32` each: 16 bytes, all of them initialised `u32`s, no
+        // padding, alignment 4 (asserted above); the slice covers exactly
+        // the memory of `pairs`, borrowed for as long.
+        unsafe { core::slice::from_raw_parts(pairs.as_ptr().cast::<u32>(), pairs.len() * 4) }
+    }
+
     /// The canonical pair of two distinct proxies.
     #[inline]
     pub(crate) fn new(x: ProxyId, y: ProxyId) -> Self {
@@ -32,6 +44,13 @@ impl ProxyPair {
         } else {
             Self { a: y, b: x }
         }
+    }
+
+    /// The pair of `a < b`, already in order.
+    #[inline]
+    pub(crate) fn ordered(a: ProxyId, b: ProxyId) -> Self {
+        debug_assert!(a < b);
+        Self { a, b }
     }
 
     /// The smaller id.
