@@ -29,9 +29,12 @@
 //!
 //! **Large boxes.** Boxes that reach three or more cells on some cross axis
 //! are *oversized*: each is tested against the boxes at home in the cells
-//! it can reach (a binary search on each cell's sorted starts), and the
-//! oversized boxes against each other by a sort-and-sweep. Their cost grows
-//! with the area they cover.
+//! it can reach (a binary search on each cell's sorted starts, then a scan
+//! with a branch-free test), and the oversized boxes against each other by a
+//! sort-and-sweep. They query in the order of the cell of their min corner,
+//! so that one after another they search the same cells while those are in
+//! cache (at 1e6 heavy-tailed boxes this halved the oversized queries).
+//! Their cost grows with the area they cover.
 //!
 //! **Robust to any coordinates.** The cell of a value is
 //! `clamp(floor((x - origin) / size), 0, cells - 1)` in `f64`: every step is

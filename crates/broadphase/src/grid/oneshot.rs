@@ -270,6 +270,7 @@ fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
     out: &mut Vec<P>,
 ) {
     let q = Entry::new(o, &layout.axes, oid);
+    let query = q.query();
     let [(a0, a1), (b0, b1)] = layout.reach(o);
     let lo = q.lo.to_f64();
     for x in a0..=a1 {
@@ -282,21 +283,37 @@ fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
             // Entries starting before this cannot reach `o` on the sweep axis.
             let t = round_down(lo - side.reach[c]);
             let first = e.partition_point(|x| x.lo.to_f64() < t);
-            for x in &e[first..] {
+            let cands = &e[first..];
+            // The hit test without branches: whether a candidate that starts
+            // before `o` reaches it is a coin toss. (The end of the run is
+            // found by the scan: a search would touch cold lines.)
+            out.reserve(cands.len());
+            let spare = &mut out.spare_capacity_mut()[..cands.len()];
+            let mut k = 0;
+            for x in cands {
                 if x.lo > q.hi {
                     break;
                 }
-                if x.hi >= q.lo && overlaps_cross(&q, x) {
-                    out.push(if O_LEFT { P::make(oid, x.id) } else { P::make(x.id, oid) });
-                }
+                spare[k].write(if O_LEFT { P::make(oid, x.id) } else { P::make(x.id, oid) });
+                k += ((x.hi >= q.lo) & crate::sweep::cross_hit(&query, &x.cross)) as usize;
             }
+            let len = out.len();
+            // SAFETY: the first `k` slots of the spare capacity were written
+            // (each step writes slot `k` before possibly advancing it).
+            unsafe { out.set_len(len + k) };
         }
     }
 }
 
-#[inline]
-fn overlaps_cross<S: Scalar>(a: &Entry<S>, b: &Entry<S>) -> bool {
-    crate::sweep::cross_hit(&a.query(), &b.cross)
+/// The oversized boxes in the order they query the cells: by the cell of
+/// their min corner, then by start, so that boxes one after another search
+/// the same cells (their entries stay in cache).
+fn oversized_order<S: Scalar, const D: usize>(layout: &Layout, boxes: &[Aabb<S, D>], big: &mut [u32]) {
+    big.sort_by_cached_key(|&o| {
+        let b = &boxes[o as usize];
+        let [(y0, _), (z0, _)] = layout.span(b);
+        (y0 as u64 * layout.cells[1] as u64 + z0 as u64, b.min()[layout.axes.sweep].sort_key(), o)
+    });
 }
 
 /// All overlapping pairs of `boxes`.
@@ -330,7 +347,8 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         }
     });
     if !side.oversized.is_empty() {
-        let big = side.oversized.clone();
+        let mut big = side.oversized.clone();
+        oversized_order(&layout, boxes, &mut big);
         compute_reach(&mut sides[0]);
         let side = &sides[0];
         let pieces = par::piece_count(big.len(), PIECE_OVERSIZED);
@@ -372,7 +390,9 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
             }
         });
     }
-    let (big_a, big_b) = (sa.oversized.clone(), sb.oversized.clone());
+    let (mut big_a, mut big_b) = (sa.oversized.clone(), sb.oversized.clone());
+    oversized_order(&layout, a, &mut big_a);
+    oversized_order(&layout, b, &mut big_b);
     if !big_a.is_empty() {
         compute_reach(sb);
     }

@@ -651,7 +651,12 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.store.reserve(proxies.len());
         let start = ids.len();
         ids.resize(start + proxies.len(), ProxyId::new(0, 0));
-        for i in spatial_order(proxies) {
+        let order = spatial_order(proxies);
+        for (k, &i) in order.iter().enumerate() {
+            // The proxies are read in spatial order, that is, at random.
+            if let Some(&ahead) = order.get(k + 8) {
+                crate::sweep::prefetch(&proxies[ahead as usize]);
+            }
             ids[start + i as usize] = self.store.insert(&proxies[i as usize]);
         }
         Ok(())
