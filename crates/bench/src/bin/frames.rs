@@ -160,7 +160,9 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         cs.push(Box::new(Persistent::new(Box::new(IncrementalSap::<f32, 3>::default()), w.boxes())));
     }
     if std::env::var_os("FRAMES_SOLO").is_some() {
-        // Profiling aid: the persistent contenders alone.
+        // Profiling aid: the persistent contenders alone (median per frame
+        // of all of them together).
+        let mut times = Vec::new();
         for f in 0..warm + frames {
             w.step(&mut Vec::new());
             let moves: Vec<_> = w.moving().iter().map(|&i| (i, w.boxes()[i as usize])).collect();
@@ -168,10 +170,11 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
             for c in &mut cs {
                 c.frame(&w, &moves);
             }
-            if f + 1 == warm + frames {
-                println!("last frame {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+            if f >= warm {
+                times.push(t.elapsed().as_secs_f64());
             }
         }
+        println!("median frame {:.3} ms", median(times) * 1e3);
         return;
     }
     cs.push(Box::new(OneShot { ws: Workspace::new(), out: Vec::new() }));
