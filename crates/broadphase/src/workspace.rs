@@ -51,6 +51,9 @@ pub(crate) struct Side<S> {
     pub oversized: Vec<u32>,
     /// Per cell, the longest sweep-axis extent of its boxes.
     pub reach: Vec<f64>,
+    /// Per cell, how many cells past it its boxes reach at most on each
+    /// cross axis (low and high four bits).
+    pub far: Vec<u8>,
 }
 
 impl<S> Side<S> {
@@ -65,6 +68,7 @@ impl<S> Side<S> {
             list_cursors: Vec::new(),
             oversized: Vec::new(),
             reach: Vec::new(),
+            far: Vec::new(),
         }
     }
 
@@ -80,6 +84,7 @@ impl<S> Side<S> {
                 + self.oversized.capacity())
                 * 4
             + self.reach.capacity() * 8
+            + self.far.capacity()
     }
 }
 

@@ -15,7 +15,7 @@
 //! is the same as the single-threaded one.
 
 use super::kernel::{HOME_Y, HOME_Z};
-use super::oneshot::{Layout, HOME, OVERSIZED};
+use super::oneshot::{Layout, HOME, OVERSIZED, SPAN_Y_SHIFT, SPAN_Z_SHIFT};
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::sweep::{prefetch, Entry};
 use crate::workspace::Side;
@@ -35,7 +35,7 @@ pub(super) fn build<S: Scalar, const D: usize>(
     parallel: bool,
 ) {
     let pieces = pieces(boxes.len(), parallel);
-    place(boxes, layout, keys, side, pieces);
+    let any_wide = place(boxes, layout, keys, side, pieces);
     sort_keyed(keys, scratch, parallel);
     // Oversized boxes carry the key `u32::MAX`, which no finite start has:
     // they sort last, in input order. Take them off the end.
@@ -44,7 +44,7 @@ pub(super) fn build<S: Scalar, const D: usize>(
     side.oversized.extend(keys[normal..].iter().map(|&x| payload(x)));
     keys.truncate(normal);
     refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[layout.axes.sweep]);
-    distribute(boxes, layout, keys, side, pieces);
+    distribute(boxes, layout, keys, side, pieces, any_wide);
 }
 
 fn pieces(n: usize, parallel: bool) -> usize {
@@ -56,19 +56,48 @@ fn pieces(n: usize, parallel: bool) -> usize {
     1
 }
 
-/// The cells a placed box reaches, with the flags of its list element there:
-/// `(cell, reached, flags)`; a cell not reached has `reached == 0` (and an
-/// index that may lie past the last cell).
+/// How many cells past its home a placed box reaches on each cross axis.
+#[inline(always)]
+fn spans(info: u32) -> (u32, u32) {
+    ((info >> SPAN_Y_SHIFT) & 7, (info >> SPAN_Z_SHIFT) & 7)
+}
+
+/// The cells a placed box that reaches at most one cell past its home on
+/// each axis (nearly all of them) may reach, with the flags of its list
+/// element there: `(cell, reached, flags)`; a cell not reached has
+/// `reached == 0` (and an index that may lie past the last cell).
 #[inline(always)]
 fn reach(info: u32, nz: usize) -> [(usize, u32, u32); 4] {
     let h = (info & HOME) as usize;
-    let (sy, sz) = (info >> 31, (info >> 30) & 1);
+    let (sy, sz) = spans(info);
+    debug_assert!(sy <= 1 && sz <= 1);
     [(h, 1, HOME_Y | HOME_Z), (h + 1, sz, HOME_Y), (h + nz, sy, HOME_Z), (h + nz + 1, sy & sz, 0)]
+}
+
+/// Whether a placed box reaches more than one cell past its home.
+#[inline(always)]
+fn wide(info: u32) -> bool {
+    let (sy, sz) = spans(info);
+    (sy | sz) > 1
+}
+
+/// Calls `f(cell, flags)` for every cell a wide box reaches, row by row.
+#[inline(never)]
+fn each_wide_cell(info: u32, nz: usize, mut f: impl FnMut(usize, u32)) {
+    let h = (info & HOME) as usize;
+    let (sy, sz) = spans(info);
+    for y in 0..=sy as usize {
+        for z in 0..=sz as usize {
+            let flags = if y == 0 { HOME_Y } else { 0 } | if z == 0 { HOME_Z } else { 0 };
+            f(h + y * nz + z, flags);
+        }
+    }
 }
 
 /// Places boxes `base..base + boxes.len()`: their `info`, their sort keys
 /// (an oversized box gets the key `u32::MAX`), and the per-cell counts
 /// (`homes[c + 1]`, `reached[c + 1]`; both padded past the last cell).
+/// Returns whether some box is wide.
 fn place_range<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     base: usize,
@@ -77,9 +106,10 @@ fn place_range<S: Scalar, const D: usize>(
     keys: &mut [u64],
     homes: &mut [u32],
     reached: &mut [u32],
-) {
+) -> bool {
     let nz = layout.cells[1] as usize;
     let sweep = layout.axes.sweep;
+    let mut any_wide = false;
     for (((i, b), slot), key) in boxes.iter().enumerate().zip(info.iter_mut()).zip(keys.iter_mut()) {
         let id = (base + i) as u32;
         let inf = layout.place(b);
@@ -90,10 +120,16 @@ fn place_range<S: Scalar, const D: usize>(
         }
         *key = keyed(b.min()[sweep].sort_key(), id);
         homes[(inf & HOME) as usize + 1] += 1;
+        if wide(inf) {
+            each_wide_cell(inf, nz, |c, _| reached[c + 1] += 1);
+            any_wide = true;
+            continue;
+        }
         for (c, on, _) in reach(inf, nz) {
             reached[c + 1] += on;
         }
     }
+    any_wide
 }
 
 fn place<S: Scalar, const D: usize>(
@@ -102,7 +138,7 @@ fn place<S: Scalar, const D: usize>(
     keys: &mut Vec<u64>,
     side: &mut Side<S>,
     pieces: usize,
-) {
+) -> bool {
     let n = boxes.len();
     let ncells = layout.cell_count();
     let padded = ncells + layout.cells[1] as usize + 3;
@@ -111,8 +147,9 @@ fn place<S: Scalar, const D: usize>(
     keys.resize(n, 0);
     reset(&mut side.starts, padded);
     reset(&mut side.list_starts, padded);
+    let mut any_wide = false;
     if pieces == 1 {
-        place_range(boxes, 0, layout, &mut side.info, keys, &mut side.starts, &mut side.list_starts);
+        any_wide = place_range(boxes, 0, layout, &mut side.info, keys, &mut side.starts, &mut side.list_starts);
     } else {
         #[cfg(feature = "parallel")]
         {
@@ -125,11 +162,12 @@ fn place<S: Scalar, const D: usize>(
                 .enumerate()
                 .map(|(p, ((b, info), k))| {
                     let (mut h, mut r) = (vec![0u32; padded], vec![0u32; padded]);
-                    place_range(b, p * chunk, layout, info, k, &mut h, &mut r);
-                    (h, r)
+                    let w = place_range(b, p * chunk, layout, info, k, &mut h, &mut r);
+                    (h, r, w)
                 })
                 .collect();
-            for (h, r) in parts {
+            for (h, r, w) in parts {
+                any_wide |= w;
                 for (a, b) in side.starts.iter_mut().zip(&h) {
                     *a += b;
                 }
@@ -141,6 +179,7 @@ fn place<S: Scalar, const D: usize>(
     }
     side.starts.truncate(ncells + 1);
     side.list_starts.truncate(ncells + 1);
+    any_wide
 }
 
 fn reset(v: &mut Vec<u32>, len: usize) {
@@ -183,7 +222,7 @@ impl<T> Scatter<T> {
 /// The cursors give this piece ranges of `entries` and `lists` that no other
 /// piece writes, sized by exactly what this piece writes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn distribute_range<S: Scalar, const D: usize>(
+unsafe fn distribute_range<S: Scalar, const D: usize, const WIDE: bool>(
     boxes: &[Aabb<S, D>],
     layout: &Layout,
     info: &[u32],
@@ -209,6 +248,15 @@ unsafe fn distribute_range<S: Scalar, const D: usize>(
         cursors[home] += 1;
         // SAFETY: `pos` is in this piece's range of the home cell (caller).
         unsafe { entries.write(pos as usize, Entry::new(&boxes[i as usize], &layout.axes, i)) };
+        if WIDE && wide(inf) {
+            each_wide_cell(inf, nz, |c, flags| {
+                let at = list_cursors[c];
+                list_cursors[c] = at + 1;
+                // SAFETY: `at` is in this piece's range of cell `c` (caller).
+                unsafe { lists.write(at as usize, pos | flags) };
+            });
+            continue;
+        }
         for (c, on, flags) in reach(inf, nz) {
             if on == 1 {
                 let at = list_cursors[c];
@@ -226,6 +274,7 @@ fn distribute<S: Scalar, const D: usize>(
     keys: &[u64],
     side: &mut Side<S>,
     pieces: usize,
+    any_wide: bool,
 ) {
     let ncells = layout.cell_count();
     let nz = layout.cells[1] as usize;
@@ -265,7 +314,13 @@ fn distribute<S: Scalar, const D: usize>(
     if pieces == 1 {
         let (mut cur, mut lcur) = start_cursors(&side.starts, &side.list_starts);
         // SAFETY: one piece writes everything, from the starts of the ranges.
-        unsafe { distribute_range(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists) };
+        unsafe {
+            if any_wide {
+                distribute_range::<S, D, true>(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists)
+            } else {
+                distribute_range::<S, D, false>(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists)
+            }
+        };
         return;
     }
     #[cfg(feature = "parallel")]
@@ -280,6 +335,10 @@ fn distribute<S: Scalar, const D: usize>(
                 for &item in part {
                     let inf = info[payload(item) as usize];
                     h[(inf & HOME) as usize] += 1;
+                    if any_wide && wide(inf) {
+                        each_wide_cell(inf, nz, |c, _| l[c] += 1);
+                        continue;
+                    }
                     for (c, on, _) in reach(inf, nz) {
                         l[c] += on;
                     }
@@ -301,7 +360,13 @@ fn distribute<S: Scalar, const D: usize>(
             // SAFETY: the cursors of this piece start after everything the
             // earlier pieces write to each cell, and it writes exactly its
             // counted number of slots per cell, so the ranges are disjoint.
-            unsafe { distribute_range(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists) };
+            unsafe {
+                if any_wide {
+                    distribute_range::<S, D, true>(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists)
+                } else {
+                    distribute_range::<S, D, false>(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists)
+                }
+            };
         });
     }
 }

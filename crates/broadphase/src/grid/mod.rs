@@ -12,8 +12,9 @@
 //! is listed in every cell it reaches, with a flag per cross axis saying
 //! whether the cell is its *home* there (the cell of its min corner); the
 //! reference cell of two boxes is, on each axis, the larger of their home
-//! cells, so a cell reports a pair exactly when on each axis at least one of
-//! the two is at home in it. No pair is reported twice and no comparison of
+//! cells (both reach it: each box's cells run from its home to the cell of
+//! its max, and the cell of a value is monotone), so a cell reports a pair
+//! exactly when on each axis at least one of the two is at home in it. No pair is reported twice and no comparison of
 //! cell indices is needed in the kernel.
 //!
 //! **No merging.** The cells' lists must be sorted by start. One global
@@ -27,10 +28,19 @@
 //! against their successors, branch-free, AVX-512 or AVX2 when the CPU has
 //! them.
 //!
-//! **Large boxes.** Boxes that reach three or more cells on some cross axis
-//! are *oversized*: each is tested against the boxes at home in the cells
-//! it can reach (a binary search on each cell's sorted starts, then a scan
-//! with a branch-free test), and the oversized boxes against each other by a
+//! **Wide boxes.** A box may reach up to eight cells on each cross axis
+//! (seven past its home): it is listed in all of them, with its home flags
+//! set only in its home row and column, so the rule above still picks one
+//! cell per pair. Boxes of one or two cells per axis (nearly all, since the
+//! cell size comes from the 90th percentile) take a branch-free path; the
+//! wider ones a loop.
+//!
+//! **Large boxes.** Boxes that reach more than eight cells on some cross
+//! axis are *oversized*: each is tested against the boxes at home in the cells
+//! it can reach (from seven cells before its own, skipping the cells whose
+//! boxes do not reach that far; a binary search on each cell's sorted
+//! starts, then a scan with a branch-free test), and the oversized boxes
+//! against each other by a
 //! sort-and-sweep. They query in the order of the cell of their min corner,
 //! so that one after another they search the same cells while those are in
 //! cache (at 1e6 heavy-tailed boxes this halved the oversized queries).

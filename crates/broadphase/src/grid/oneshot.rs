@@ -33,9 +33,15 @@ pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usiz
 
 /// `info` of an oversized box.
 pub(super) const OVERSIZED: u32 = u32::MAX;
-const SPANS_Y: u32 = 1 << 31;
-const SPANS_Z: u32 = 1 << 30;
-pub(super) const HOME: u32 = SPANS_Z - 1;
+/// The most cells past its home cell that a listed box reaches on a cross
+/// axis; boxes reaching further are oversized.
+pub(super) const MAX_SPAN: u32 = 7;
+/// `info`: the home cell in the low bits (below [`MAX_CELLS`]), then how
+/// many cells past it the box reaches on each cross axis (3 bits each).
+pub(super) const HOME: u32 = (1 << SPAN_Y_SHIFT) - 1;
+pub(super) const SPAN_Y_SHIFT: u32 = 22;
+pub(super) const SPAN_Z_SHIFT: u32 = 25;
+const _: () = assert!(MAX_CELLS <= 1 << SPAN_Y_SHIFT && MAX_SPAN < 1 << 3);
 
 /// The geometry of a grid: which axes are cut, where, and how finely.
 #[derive(Clone, Debug)]
@@ -118,23 +124,24 @@ impl Layout {
         ]
     }
 
-    /// Where a box goes: its home cell (the cell of its min corner) and
-    /// whether it reaches into the next cell on each cross axis, or
-    /// [`OVERSIZED`] when it spans three or more cells on some axis.
+    /// Where a box goes: its home cell (the cell of its min corner) and how
+    /// many cells past it the box reaches on each cross axis, or
+    /// [`OVERSIZED`] when that is more than [`MAX_SPAN`] on some axis.
     #[inline(always)]
     pub(super) fn place<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> u32 {
         let [(y0, y1), (z0, z1)] = self.span(b);
         let (dy, dz) = (y1 - y0, z1 - z0);
-        if dy > 1 || dz > 1 {
+        if dy > MAX_SPAN || dz > MAX_SPAN {
             return OVERSIZED;
         }
-        (y0 * self.cells[1] + z0) | (dy * SPANS_Y) | (dz * SPANS_Z)
+        (y0 * self.cells[1] + z0) | (dy << SPAN_Y_SHIFT) | (dz << SPAN_Z_SHIFT)
     }
 
     /// The cells whose boxes an oversized box may overlap: on each cross
-    /// axis from one before the cell of its min to the cell of its max.
+    /// axis from [`MAX_SPAN`] before the cell of its min to the cell of its
+    /// max.
     fn reach<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
-        self.span(b).map(|(c0, c1)| (c0.saturating_sub(1), c1))
+        self.span(b).map(|(c0, c1)| (c0.saturating_sub(MAX_SPAN), c1))
     }
 
     /// The fraction of the sampled pairs that the grid would test: boxes
@@ -160,9 +167,9 @@ impl Layout {
             if x.0 > y.1 || y.0 > x.1 {
                 return false;
             }
-            let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > 1);
+            let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > MAX_SPAN);
             let reaches = |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| {
-                o.iter().zip(h).all(|(&(c0, c1), &(h0, _))| h0 + 1 >= c0 && h0 <= c1)
+                o.iter().zip(h).all(|(&(c0, c1), &(h0, h1))| h1 >= c0 && h0 <= c1)
             };
             match (big(&x.2), big(&y.2)) {
                 // Normal boxes meet in every cell both reach.
@@ -189,13 +196,22 @@ impl Layout {
     }
 }
 
-/// Computes `side.reach`, needed when oversized boxes query its cells.
+/// Computes `side.reach` and `side.far`, needed when oversized boxes query
+/// its cells.
 fn compute_reach<S: Scalar>(side: &mut Side<S>) {
     let ncells = side.starts.len() - 1;
     side.reach.clear();
+    side.far.clear();
     for c in 0..ncells {
         let cell = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
         side.reach.push(cell.iter().map(|e| round_up(e.hi.to_f64() - e.lo.to_f64())).fold(0.0, f64::max));
+        let (mut fy, mut fz) = (0, 0);
+        for e in cell {
+            let inf = side.info[e.id as usize];
+            fy = fy.max((inf >> SPAN_Y_SHIFT) & 7);
+            fz = fz.max((inf >> SPAN_Z_SHIFT) & 7);
+        }
+        side.far.push((fy | fz << 4) as u8);
     }
 }
 
@@ -272,12 +288,15 @@ fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
     let q = Entry::new(o, &layout.axes, oid);
     let query = q.query();
     let [(a0, a1), (b0, b1)] = layout.reach(o);
+    let [(m0, _), (n0, _)] = layout.span(o);
     let lo = q.lo.to_f64();
     for x in a0..=a1 {
         for y in b0..=b1 {
             let c = (x * layout.cells[1] + y) as usize;
             let e = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
-            if e.is_empty() {
+            // Boxes at home before `o`'s first cells must reach that far.
+            let far = side.far[c] as u32;
+            if e.is_empty() || x + (far & 15) < m0 || y + (far >> 4) < n0 {
                 continue;
             }
             // Entries starting before this cannot reach `o` on the sweep axis.
