@@ -224,10 +224,10 @@ fn makers() -> Vec<Maker> {
     ]
 }
 
-fn insert_case(n_new: usize, n_static: usize) {
+fn insert_case(n_new: usize, n_static: usize, only: Option<&str>) {
     let all = to_f32(&Scene::Uniform.generate::<3>(n_new + n_static, 11));
     let (stat, new) = all.split_at(n_static);
-    for (name, make) in makers() {
+    for (name, make) in makers().into_iter().filter(|(name, _)| only.is_none_or(|o| name.contains(o))) {
         let mut best = f64::INFINITY;
         let mut one = f64::INFINITY;
         for _ in 0..3 {
@@ -354,7 +354,7 @@ fn main() {
     }
     if let Some(stat) = std::env::var("FRAMES_INSERT").ok().and_then(|v| v.parse::<f64>().ok()) {
         // Profiling aid: batch inserts of --n proxies into FRAMES_INSERT static ones.
-        insert_case(a.n.unwrap_or(100_000), stat as usize);
+        insert_case(a.n.unwrap_or(100_000), stat as usize, a.only.as_deref());
         return;
     }
     let sizes: Vec<usize> = match a.n {
@@ -381,10 +381,10 @@ fn main() {
     }
     println!("\n# Batch insert");
     if a.quick {
-        insert_case(10_000, 0);
+        insert_case(10_000, 0, None);
     } else {
-        insert_case(100_000, 0);
-        insert_case(100_000, 1_000_000);
+        insert_case(100_000, 0, None);
+        insert_case(100_000, 1_000_000, None);
     }
     println!("\n# Memory");
     memory_case(if a.quick { 100_000 } else { 1_000_000 });
