@@ -285,7 +285,7 @@ impl Ctx<'_> {
         let at = Cell { workload: "one-shot".into(), scene: scene.to_string(), dim: D as u8, scalar, n };
         let mut cell = Vec::new();
         for alg in Algorithm::ALL {
-            if alg == Algorithm::BruteForce && n > BRUTE_MAX {
+            if (alg == Algorithm::BruteForce && n > BRUTE_MAX) || !a.wants(alg.name()) {
                 continue;
             }
             let finder = PairFinder::new(alg).parallel(a.threads != 1);
@@ -337,7 +337,7 @@ impl Ctx<'_> {
         let mut cell = Vec::new();
         let total = a.warmup + a.frames;
         for (name, make) in makers::<S, D>() {
-            if name == "brute" && n > BRUTE_FRAMES_MAX {
+            if (name == "brute" && n > BRUTE_FRAMES_MAX) || !a.wants(name) {
                 continue;
             }
             let mut bp = make();
@@ -396,6 +396,7 @@ impl Ctx<'_> {
             if (name == "brute" && n > BRUTE_FRAMES_MAX)
                 || (name == "incremental-sap" && D == 3 && fraction > 0.01 && n > SAP_FRAMES_MAX / 10)
                 || (name == "incremental-sap" && n > SAP_FRAMES_MAX)
+                || !a.wants(name)
             {
                 continue;
             }
@@ -583,8 +584,23 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
                             ctx.oneshot(scene, &b64, "f64");
                             #[cfg(feature = "peers")]
                             {
-                                let ours = ctx.rows.last().map(|r| r.pair_hash.clone()).unwrap_or_default();
-                                let ours = u64::from_str_radix(ours.trim_start_matches("0x"), 16).unwrap_or(0);
+                                // Our pairs of this cell: those of its last
+                                // row, or (none of ours ran) a search now.
+                                let ours = match ctx.rows.last() {
+                                    Some(r)
+                                        if r.workload == "one-shot"
+                                            && r.scene == scene.name()
+                                            && r.dim == $d
+                                            && r.scalar == "f64"
+                                            && r.n == b64.len() =>
+                                    {
+                                        u64::from_str_radix(r.pair_hash.trim_start_matches("0x"), 16).unwrap_or(0)
+                                    }
+                                    _ => {
+                                        let p = PairFinder::new(Algorithm::Auto).find(&b64).expect("valid sizes");
+                                        pair_hash(p.iter().map(|p| (p.a(), p.b())))
+                                    }
+                                };
                                 let (rows, agree) = crate::peers::$peers(a, scene.name(), &b64, ours);
                                 ctx.agree &= agree;
                                 ctx.rows.extend(rows);

@@ -113,6 +113,15 @@ pub struct BenchArgs {
     /// Dimension: 2 or 3.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(2..=3))]
     dim: u8,
+    /// Our algorithms to run, comma-separated, or `all`: one-shot `auto`,
+    /// `brute`, `sort-and-sweep`, `grid`, `bvh`, `box-intersect`; per frame
+    /// `hash-grid`, `dynamic-tree`, `multi-sap`, `incremental-sap`, `brute`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    algorithms: Vec<String>,
+    /// Peer crates to run (builds with the `peers` feature), comma-separated:
+    /// `parry`, `rstar`, `bvh` (the crate), `broccoli` (2D); `all` or `none`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    peers: Vec<String>,
     /// Worker threads for the threaded one-shot variants (1: single-threaded).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -160,7 +169,50 @@ pub struct BenchArgs {
     plot: Option<PathBuf>,
 }
 
+/// Names `--algorithms` accepts.
+const OUR_ALGORITHMS: [&str; 10] = [
+    "auto",
+    "brute",
+    "sort-and-sweep",
+    "grid",
+    "bvh",
+    "box-intersect",
+    "hash-grid",
+    "dynamic-tree",
+    "multi-sap",
+    "incremental-sap",
+];
+/// Names `--peers` accepts (each picks the peers whose name starts with it).
+const PEERS: [&str; 4] = ["parry", "rstar", "bvh", "broccoli"];
+
 impl BenchArgs {
+    /// Checks the names given to `--algorithms` and `--peers`.
+    fn check_names(&self) -> Result<(), String> {
+        for x in &self.algorithms {
+            if x != "all" && !OUR_ALGORITHMS.contains(&x.as_str()) {
+                return Err(format!("unknown algorithm `{x}` (all, {})", OUR_ALGORITHMS.join(", ")));
+            }
+        }
+        for x in &self.peers {
+            if x != "all" && x != "none" && !PEERS.contains(&x.as_str()) {
+                return Err(format!("unknown peer `{x}` (all, none, {})", PEERS.join(", ")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether our algorithm `name` is to run.
+    pub fn wants(&self, name: &str) -> bool {
+        self.algorithms.iter().any(|x| x == "all" || x == name)
+    }
+
+    /// Whether the peer `name` (as its rows call it) is to run.
+    #[cfg_attr(not(feature = "peers"), allow(dead_code))]
+    pub fn wants_peer(&self, name: &str) -> bool {
+        let name = name.to_lowercase();
+        self.peers.iter().any(|x| x == "all" || (x != "none" && name.starts_with(x.as_str())))
+    }
+
     /// The arguments with `--quick` applied.
     fn resolved(&self) -> Self {
         let mut a = self.clone();
@@ -227,7 +279,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Pairs(a) => pairs::run(&a),
         Command::Compare(a) => compare::run(&a),
-        Command::Bench(a) => bench::run(&a.resolved()),
+        Command::Bench(a) => a.check_names().and_then(|()| bench::run(&a.resolved())),
         Command::Scene(a) => scene(&a),
     };
     match result {

@@ -26,7 +26,7 @@ type Run<'b> = (&'static str, Search<'b>, &'static str);
 fn rows(a: &BenchArgs, scene: &str, dim: u8, n: usize, runs: Vec<Run<'_>>, ours: &[(&str, u64)]) -> (Vec<Row>, bool) {
     let mut agree = true;
     let mut rows = Vec::new();
-    for (name, mut run, scalar) in runs {
+    for (name, mut run, scalar) in runs.into_iter().filter(|r| a.wants_peer(r.0)) {
         let mut out = Vec::new();
         let times = time_runs(a, || {
             out.clear();
@@ -139,13 +139,13 @@ fn frames_peers<const D: usize>(
 ) -> (Vec<Row>, bool) {
     let mut rows = Vec::new();
     let mut agree = true;
-    for &peer in f32_peers {
+    for &peer in f32_peers.iter().filter(|p| a.wants_peer(p.0)) {
         let c = Cell { scalar: "f32", ..cell.clone() };
         let (row, ok) = peer_frames(a, &c, peer, to_f32(boxes), motion);
         rows.push(row);
         agree &= ok;
     }
-    for &peer in f64_peers {
+    for &peer in f64_peers.iter().filter(|p| a.wants_peer(p.0)) {
         let c = Cell { scalar: "f64", ..cell.clone() };
         let (row, ok) = peer_frames(a, &c, peer, boxes.to_vec(), motion);
         rows.push(row);

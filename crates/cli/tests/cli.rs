@@ -206,12 +206,30 @@ fn bench_runs_checks_and_writes_csv_and_json() {
 }
 
 #[test]
+fn bench_runs_only_the_chosen_algorithms() {
+    let o = run(
+        &["bench", "--quick", "--n", "500", "--algorithms", "grid,dynamic-tree", "--peers", "none", "--motion", "10%"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("0x")).collect();
+    assert_eq!(rows.len(), 2, "one grid row and one tree row: {text}");
+    assert!(rows[0].trim_start().starts_with("grid "), "{text}");
+    assert!(rows[1].trim_start().starts_with("dynamic-tree "), "{text}");
+    assert!(!text.contains("(peer)"), "{text}");
+    assert!(text.contains("every algorithm found the same pairs in every cell"), "{text}");
+}
+
+#[test]
 fn bench_rejects_bad_arguments() {
     for args in [
         &["bench", "--n", "1e6..1e3"][..],
         &["bench", "--workload", "nonsense"],
         &["bench", "--motion", "150%"],
         &["bench", "--scene", "nowhere"],
+        &["bench", "--algorithms", "grid,nope"],
+        &["bench", "--peers", "parry,nope"],
     ] {
         let o = run(args, None);
         assert!(!o.status.success(), "{args:?} succeeded");
