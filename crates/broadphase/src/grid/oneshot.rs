@@ -460,6 +460,47 @@ mod tests {
         assert!(layout.cell(k, 1e308) < layout.cells[k]);
     }
 
+    /// Boxes of every width from 0 to 11 cells on each cross axis (listed,
+    /// wide, and oversized ones, on both sides of the limit), on whole and
+    /// half cell bounds so that many touch: the grid finds brute force's
+    /// pairs, complete and bipartite, with threads or not.
+    #[test]
+    fn wide_and_oversized_boxes_meet_exactly() {
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let boxes: Vec<Aabb<f64, 3>> = (0..3000)
+            .map(|_| {
+                let lo: [f64; 3] = core::array::from_fn(|_| next(80) as f64 / 2.0);
+                let w: [f64; 3] = core::array::from_fn(|k| if k == 0 { 1.0 } else { next(24) as f64 / 2.0 });
+                Aabb::new(lo, core::array::from_fn(|k| lo[k] + w[k])).unwrap()
+            })
+            .collect();
+        let mut expect = Vec::new();
+        crate::brute_force::complete(&boxes, &mut expect);
+        expect.sort_unstable();
+        let (a, b) = boxes.split_at(1200);
+        let mut expect_ab = Vec::new();
+        crate::brute_force::bipartite(a, b, &mut expect_ab);
+        let key = |p: &CrossPair| (p.a, p.b);
+        expect_ab.sort_unstable_by_key(key);
+        let mut ws = Workspace::new();
+        for parallel in [false, true] {
+            for cell in [1.0, 0.5, 2.0] {
+                let mut got = Vec::new();
+                complete(&boxes, Some(cell), parallel, &mut ws, &mut got);
+                got.sort_unstable();
+                assert_eq!(got, expect, "complete, cell {cell}, parallel {parallel}");
+                let mut got = Vec::new();
+                bipartite(a, b, Some(cell), parallel, &mut ws, &mut got);
+                got.sort_unstable_by_key(key);
+                assert_eq!(got, expect_ab, "bipartite, cell {cell}, parallel {parallel}");
+            }
+        }
+    }
+
     #[test]
     fn rounding_helpers_bound() {
         for x in [0.0, 1.0, -1.0, 1e-310, 3.5e300, -f64::MAX] {
