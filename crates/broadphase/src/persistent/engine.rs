@@ -518,7 +518,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// run of one `lo`, short as a rule, sorted by `hi`.
     fn sort_slot_pairs<T: Copy>(
         &self,
-        keys: &[T],
+        items: &[T],
         slots: impl Fn(T) -> (u32, u32),
         starts: &mut [u32],
         his: &mut Vec<u32>,
@@ -526,22 +526,22 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     ) {
         let n = self.store.slots();
         debug_assert_eq!(starts.len(), n + 1);
-        debug_assert_eq!(starts.iter().map(|&c| c as usize).sum::<usize>(), keys.len());
+        debug_assert_eq!(starts.iter().map(|&c| c as usize).sum::<usize>(), items.len());
         for i in 0..n {
             starts[i + 1] += starts[i];
         }
         // Placing advances starts[lo] to the end of lo's run, that is to the
         // start of the next; `prev` below recovers each run's start.
         his.clear();
-        his.resize(keys.len(), 0);
-        for &k in keys {
+        his.resize(items.len(), 0);
+        for &k in items {
             let (lo, hi) = slots(k);
             let lo = lo as usize;
             his[starts[lo] as usize] = hi;
             starts[lo] += 1;
         }
         out.clear();
-        out.reserve(keys.len());
+        out.reserve(items.len());
         // Held apart from `self`, so that writing `out` does not reload it.
         let generation = &self.store.generation[..];
         let id = |s: u32| ProxyId::new(s, generation[s as usize]);
