@@ -52,8 +52,8 @@ pub(crate) struct Side<S> {
     /// Per cell, the longest sweep-axis extent of its boxes.
     pub reach: Vec<f64>,
     /// Per cell, how many cells past it its boxes reach at most on each
-    /// cross axis (low and high four bits).
-    pub far: Vec<u8>,
+    /// cross axis.
+    pub far: Vec<[u8; 2]>,
 }
 
 impl<S> Side<S> {
@@ -84,7 +84,7 @@ impl<S> Side<S> {
                 + self.oversized.capacity())
                 * 4
             + self.reach.capacity() * 8
-            + self.far.capacity()
+            + self.far.capacity() * 2
     }
 }
 

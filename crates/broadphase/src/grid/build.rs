@@ -15,7 +15,7 @@
 //! is the same as the single-threaded one.
 
 use super::kernel::{HOME_Y, HOME_Z};
-use super::oneshot::{Layout, HOME, OVERSIZED, SPAN_Y_SHIFT, SPAN_Z_SHIFT};
+use super::oneshot::{spans, Layout, HOME, OVERSIZED};
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::sweep::{prefetch, Entry};
 use crate::workspace::Side;
@@ -54,12 +54,6 @@ fn pieces(n: usize, parallel: bool) -> usize {
     }
     let _ = (n, parallel);
     1
-}
-
-/// How many cells past its home a placed box reaches on each cross axis.
-#[inline(always)]
-fn spans(info: u32) -> (u32, u32) {
-    ((info >> SPAN_Y_SHIFT) & 7, (info >> SPAN_Z_SHIFT) & 7)
 }
 
 /// The cells a placed box that reaches at most one cell past its home on

@@ -14,8 +14,9 @@
 //! reference cell of two boxes is, on each axis, the larger of their home
 //! cells (both reach it: each box's cells run from its home to the cell of
 //! its max, and the cell of a value is monotone), so a cell reports a pair
-//! exactly when on each axis at least one of the two is at home in it. No pair is reported twice and no comparison of
-//! cell indices is needed in the kernel.
+//! exactly when on each axis at least one of the two is at home in it. No
+//! pair is reported twice and no comparison of cell indices is needed in
+//! the kernel.
 //!
 //! **No merging.** The cells' lists must be sorted by start. One global
 //! radix sort of the boxes by start, then one pass in that order that
@@ -36,15 +37,14 @@
 //! wider ones a loop.
 //!
 //! **Large boxes.** Boxes that reach more than eight cells on some cross
-//! axis are *oversized*: each is tested against the boxes at home in the cells
-//! it can reach (from seven cells before its own, skipping the cells whose
-//! boxes do not reach that far; a binary search on each cell's sorted
+//! axis are *oversized*: each is tested against the boxes at home in the
+//! cells it can reach (from seven cells before its own, skipping the cells
+//! whose boxes do not reach that far; a binary search on each cell's sorted
 //! starts, then a scan with a branch-free test), and the oversized boxes
-//! against each other by a
-//! sort-and-sweep. They query in the order of the cell of their min corner,
-//! so that one after another they search the same cells while those are in
-//! cache (at 1e6 heavy-tailed boxes this halved the oversized queries).
-//! Their cost grows with the area they cover.
+//! against each other by a sort-and-sweep. They query in the order of the
+//! cell of their min corner, so that one after another they search the same
+//! cells while those are in cache (at 1e6 heavy-tailed boxes this halved
+//! the oversized queries). Their cost grows with the area they cover.
 //!
 //! **Robust to any coordinates.** The cell of a value is
 //! `clamp(floor((x - origin) / size), 0, cells - 1)` in `f64`: every step is

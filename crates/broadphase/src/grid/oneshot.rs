@@ -39,9 +39,18 @@ pub(super) const MAX_SPAN: u32 = 7;
 /// `info`: the home cell in the low bits (below [`MAX_CELLS`]), then how
 /// many cells past it the box reaches on each cross axis (3 bits each).
 pub(super) const HOME: u32 = (1 << SPAN_Y_SHIFT) - 1;
-pub(super) const SPAN_Y_SHIFT: u32 = 22;
-pub(super) const SPAN_Z_SHIFT: u32 = 25;
-const _: () = assert!(MAX_CELLS <= 1 << SPAN_Y_SHIFT && MAX_SPAN < 1 << 3);
+const SPAN_Y_SHIFT: u32 = 22;
+const SPAN_Z_SHIFT: u32 = 25;
+/// The 3 bits of a span.
+const SPAN_BITS: u32 = 7;
+const _: () = assert!(MAX_CELLS <= 1 << SPAN_Y_SHIFT && MAX_SPAN <= SPAN_BITS);
+
+/// How many cells past its home a placed (not oversized) box reaches on
+/// each cross axis.
+#[inline(always)]
+pub(super) fn spans(info: u32) -> (u32, u32) {
+    ((info >> SPAN_Y_SHIFT) & SPAN_BITS, (info >> SPAN_Z_SHIFT) & SPAN_BITS)
+}
 
 /// The geometry of a grid: which axes are cut, where, and how finely.
 #[derive(Clone, Debug)]
@@ -205,13 +214,11 @@ fn compute_reach<S: Scalar>(side: &mut Side<S>) {
     for c in 0..ncells {
         let cell = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
         side.reach.push(cell.iter().map(|e| round_up(e.hi.to_f64() - e.lo.to_f64())).fold(0.0, f64::max));
-        let (mut fy, mut fz) = (0, 0);
-        for e in cell {
-            let inf = side.info[e.id as usize];
-            fy = fy.max((inf >> SPAN_Y_SHIFT) & 7);
-            fz = fz.max((inf >> SPAN_Z_SHIFT) & 7);
-        }
-        side.far.push((fy | fz << 4) as u8);
+        let far = cell
+            .iter()
+            .map(|e| spans(side.info[e.id as usize]))
+            .fold([0, 0], |[fy, fz], (y, z)| [fy.max(y as u8), fz.max(z as u8)]);
+        side.far.push(far);
     }
 }
 
@@ -295,8 +302,8 @@ fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
             let c = (x * layout.cells[1] + y) as usize;
             let e = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
             // Boxes at home before `o`'s first cells must reach that far.
-            let far = side.far[c] as u32;
-            if e.is_empty() || x + (far & 15) < m0 || y + (far >> 4) < n0 {
+            let [fy, fz] = side.far[c].map(u32::from);
+            if e.is_empty() || x + fy < m0 || y + fz < n0 {
                 continue;
             }
             // Entries starting before this cannot reach `o` on the sweep axis.
