@@ -161,12 +161,16 @@ mod par {
     /// Parallel LSD radix sort: each chunk counts its digits, offsets are laid
     /// out digit-major then chunk-major (so the result is the stable order,
     /// whatever the number of chunks), and the chunks scatter concurrently.
+    /// The chunks are powers of two long, so that each scatter also counts,
+    /// per chunk of its output, the digits of the next pass: every pass reads
+    /// its input once.
     pub(super) fn sort(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
         let n = items.len();
-        let chunks = rayon::current_num_threads() * 4;
-        let chunk_len = n.div_ceil(chunks);
-        // Which passes have more than one digit value? (One pass over the data.)
-        let hist = items
+        let shift = n.div_ceil(rayon::current_num_threads() * 4).next_power_of_two().trailing_zeros();
+        let chunk_len = 1usize << shift;
+        let chunks = n.div_ceil(chunk_len);
+        // Per chunk, the digits of every pass (one pass over the data).
+        let counts: Vec<Vec<[u32; BUCKETS]>> = items
             .par_chunks(chunk_len)
             .map(|c| {
                 let mut h = vec![[0u32; BUCKETS]; 3];
@@ -177,25 +181,23 @@ mod par {
                 }
                 h
             })
-            .reduce(
-                || vec![[0u32; BUCKETS]; 3],
-                |mut a, b| {
-                    for (aa, bb) in a.iter_mut().zip(&b) {
-                        for (x, y) in aa.iter_mut().zip(bb.iter()) {
-                            *x += *y;
-                        }
-                    }
-                    a
-                },
-            );
+            .collect();
+        // The passes whose digit is not the same for every item.
+        let passes: Vec<(u32, u32)> = (0..PASSES.len())
+            .filter(|&k| {
+                let d = digit(items[0], PASSES[k].0, PASSES[k].1);
+                counts.iter().map(|h| h[k][d] as usize).sum::<usize>() != n
+            })
+            .map(|k| PASSES[k])
+            .collect();
+        let Some(&first) = passes.first() else { return };
+        let k0 = PASSES.iter().position(|&p| p == first).unwrap_or(0);
+        let mut hist: Vec<[u32; BUCKETS]> = counts.iter().map(|h| h[k0]).collect();
+        debug_assert_eq!(hist.len(), chunks);
         let mut in_items = true;
-        for (h, &(shift, bits)) in hist.iter().zip(&PASSES) {
-            let first = if in_items { items[0] } else { scratch[0] };
-            if h[digit(first, shift, bits)] as usize == n {
-                continue;
-            }
+        for (k, &(shift_d, bits)) in passes.iter().enumerate() {
             let (src, dst) = if in_items { (&items[..], &mut scratch[..n]) } else { (&scratch[..n], &mut items[..]) };
-            scatter(src, dst, chunk_len, shift, bits);
+            hist = scatter(src, dst, shift, &hist, (shift_d, bits), passes.get(k + 1).copied());
             in_items = !in_items;
         }
         if !in_items {
@@ -204,40 +206,61 @@ mod par {
         }
     }
 
-    fn scatter(src: &[u64], dst: &mut [u64], chunk_len: usize, shift: u32, bits: u32) {
-        let counts: Vec<Vec<u32>> = src
-            .par_chunks(chunk_len)
-            .map(|c| {
-                let mut h = vec![0u32; BUCKETS];
-                for &x in c {
-                    h[digit(x, shift, bits)] += 1;
-                }
-                h
-            })
-            .collect();
+    /// One pass: chunk `c` of `src` (chunks `1 << shift` long) holds
+    /// `hist[c][d]` items of digit `d`. Returns, per chunk of `dst`, the
+    /// counts of the digits of pass `next` (empty when there is none).
+    fn scatter(
+        src: &[u64],
+        dst: &mut [u64],
+        shift: u32,
+        hist: &[[u32; BUCKETS]],
+        (dshift, bits): (u32, u32),
+        next: Option<(u32, u32)>,
+    ) -> Vec<[u32; BUCKETS]> {
+        let chunks = hist.len();
         // offsets[c][d]: where chunk c writes its first item with digit d.
-        let mut offsets = vec![vec![0usize; BUCKETS]; counts.len()];
+        let mut offsets = vec![[0usize; BUCKETS]; chunks];
         let mut sum = 0usize;
         for d in 0..BUCKETS {
-            for (c, h) in counts.iter().enumerate() {
+            for (c, h) in hist.iter().enumerate() {
                 offsets[c][d] = sum;
                 sum += h[d] as usize;
             }
         }
         assert_eq!(sum, dst.len());
         let out = Slots(dst.as_mut_ptr());
-        src.par_chunks(chunk_len).zip(offsets.into_par_iter()).for_each(move |(c, mut off)| {
-            let out = out;
-            for &x in c {
-                let d = digit(x, shift, bits);
-                // SAFETY: the offsets give every (chunk, digit) its own
-                // range of `dst`, sized by the counts of that chunk, and
-                // the ranges tile `0..dst.len()` (asserted above), so each
-                // slot is written exactly once, by one thread, in bounds.
-                unsafe { out.0.add(off[d]).write(x) };
-                off[d] += 1;
+        let parts: Vec<Vec<[u32; BUCKETS]>> = src
+            .par_chunks(1 << shift)
+            .zip(offsets.into_par_iter())
+            .map(move |(c, mut off)| {
+                let out = out;
+                let mut counts = vec![[0u32; BUCKETS]; if next.is_some() { chunks } else { 0 }];
+                let (nshift, nbits) = next.unwrap_or((0, 0));
+                for &x in c {
+                    let d = digit(x, dshift, bits);
+                    let at = off[d];
+                    // SAFETY: the offsets give every (chunk, digit) its own
+                    // range of `dst`, sized by the counts of that chunk, and
+                    // the ranges tile `0..dst.len()` (asserted above), so each
+                    // slot is written exactly once, by one thread, in bounds.
+                    unsafe { out.0.add(at).write(x) };
+                    off[d] = at + 1;
+                    if next.is_some() {
+                        counts[at >> shift][digit(x, nshift, nbits)] += 1;
+                    }
+                }
+                counts
+            })
+            .collect();
+        let mut total = vec![[0u32; BUCKETS]; if next.is_some() { chunks } else { 0 }];
+        for p in &parts {
+            for (t, h) in total.iter_mut().zip(p) {
+                for (a, b) in t.iter_mut().zip(h.iter()) {
+                    *a += b;
+                }
             }
-        });
+        }
+        total
     }
 }
 
@@ -267,6 +290,9 @@ mod tests {
                 check(|s| lcg(s) as u32, n, parallel);
                 check(|s| (lcg(s) % 7) as u32, n, parallel); // many ties
                 check(|s| 0xABCD_0000 | (lcg(s) % 3) as u32, n, parallel); // skipped passes
+                check(|s| ((lcg(s) % 2048) << 11) as u32, n, parallel); // the middle pass alone
+                check(|s| ((lcg(s) % 1024) << 22) as u32 | 7, n, parallel); // the last pass alone
+                check(|s| (lcg(s) as u32) & 0xFFC0_07FF, n, parallel); // the first and last
                 check(|_| 5, n, parallel); // all equal
             }
         }

@@ -1,6 +1,6 @@
 //! The performance targets, each measured as a ratio within one run.
 //!
-//! `cargo run --release -p broadphase-bench --bin targets [-- --quick]`
+//! `cargo run --release -p broadphase-bench --bin targets [-- --quick] [--only SECTIONS]`
 //!
 //! Timings interleave the contenders (A, B, A, B, ...) and report medians;
 //! our searches reuse a `Workspace` and an output vector across runs, as a
@@ -223,7 +223,12 @@ fn time3<S: Scalar, const D: usize>(r: &Runner, b: &[Aabb<S, D>]) -> [f64; 3] {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only uniform,2d,textbook,scenes,threads,memory`: those sections alone.
+    let only: Option<Vec<String>> =
+        args.iter().position(|a| a == "--only").map(|k| args[k + 1].split(',').map(str::to_owned).collect());
+    let want = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
     if std::env::args().any(|a| a == "--calibrate") {
         return calibrate(quick);
     }
@@ -231,176 +236,188 @@ fn main() {
     let r = Runner { repeat: if quick { 3 } else { 7 } };
     println!("# broadphase targets ({} threads available)\n", rayon::current_num_threads());
 
-    // 1. Uniform 3D: Auto against parry3d's Bvh and against a radix sort.
-    println!("## Uniform 3D (unit cubes, L^3 = 8n/3), single thread\n");
-    println!("| n | parry3d Bvh | Auto f32 | Auto f64 | Auto f32 fresh | radix sort of n keys | parry / Auto f32 | Auto f32 / sort |");
-    println!("|---|---|---|---|---|---|---|---|");
-    for n in [10_000, 100_000, big] {
-        let b64 = Scene::Uniform.generate::<3>(n, 1);
-        let b32 = to_f32(&b64);
-        let mut out = Vec::new();
-        let mut parry = || {
-            out.clear();
-            broadphase_bench::parry3d_pairs(&b32, &mut out);
-            out.len()
-        };
-        let mut a32 = ours::<f32, 3>(Algorithm::Auto, false);
-        let mut a64 = ours::<f64, 3>(Algorithm::Auto, false);
-        let fresh = PairFinder::new(Algorithm::Auto);
-        let keys = keys_of(&b32);
-        let (mut items, mut scratch) = (keys.clone(), Vec::new());
-        let res = {
-            r.race(&mut [
-                &mut parry,
-                &mut || a32(&b32),
-                &mut || a64(&b64),
-                &mut || fresh.find(&b32).unwrap().len(),
-                &mut || {
-                    items.copy_from_slice(&keys);
-                    broadphase_bench::radix_sort_keys(&mut items, &mut scratch);
-                    items.len()
-                },
-            ])
-        };
-        assert_eq!(res[0].1, res[1].1, "parry and broadphase disagree on the f32 boxes");
-        println!(
-            "| {n} | {} | {} | {} | {} | {} | {:.1}x | {:.1}x |",
-            ms(res[0].0),
-            ms(res[1].0),
-            ms(res[2].0),
-            ms(res[3].0),
-            ms(res[4].0),
-            res[0].0 / res[1].0,
-            res[1].0 / res[4].0
-        );
-    }
-
-    // 2. Uniform 2D at the large size against broccoli.
-    println!("\n## Uniform 2D (L^2 = 4n/3), n = {big}, single thread\n");
-    {
-        let b64 = Scene::Uniform.generate::<2>(big, 1);
-        let b32 = to_f32(&b64);
-        let mut out = Vec::new();
-        let mut out2 = Vec::new();
-        let mut a32 = ours::<f32, 2>(Algorithm::Auto, false);
-        let res = {
-            r.race(&mut [
-                &mut || {
-                    out.clear();
-                    broadphase_bench::broccoli_pairs(&b32, &mut out);
-                    out.len()
-                },
-                &mut || {
-                    out2.clear();
-                    broadphase_bench::parry2d_pairs(&b32, &mut out2);
-                    out2.len()
-                },
-                &mut || a32(&b32),
-            ])
-        };
-        println!("| broccoli | parry2d | Auto f32 | broccoli / Auto | pairs |\n|---|---|---|---|---|");
-        println!(
-            "| {} | {} | {} | {:.1}x | {} (broccoli {}, parry2d {}) |",
-            ms(res[0].0),
-            ms(res[1].0),
-            ms(res[2].0),
-            res[0].0 / res[2].0,
-            res[2].1,
-            res[0].1,
-            res[1].1
-        );
-    }
-
-    // 3. Sort-and-sweep against the textbook version.
-    println!("\n## SortAndSweep against the textbook sweep (comparison sort, full-box tests, pushes), uniform 3D\n");
-    println!("| n | textbook | SortAndSweep | ratio |\n|---|---|---|---|");
-    for n in [10_000, 100_000] {
-        let b = Scene::Uniform.generate::<3>(n, 1);
-        let mut sap = ours::<f64, 3>(Algorithm::SortAndSweep, false);
-        let res = r.race(&mut [&mut || textbook_sort_and_sweep(&b).len(), &mut || sap(&b)]);
-        assert_eq!(res[0].1, res[1].1);
-        println!("| {n} | {} | {} | {:.1}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
-    }
-
-    // 4. Every scene at 1e5: each algorithm, Auto against the best.
-    let n = 100_000;
-    println!("\n## Every scene, 3D f64, n = {n}, single thread: Auto against the best\n");
-    println!("| scene | sort-and-sweep | grid | bvh | box-intersect | auto (chose) | auto / best |\n|---|---|---|---|---|---|---|");
-    for scene in Scene::ALL {
-        let b = scene.generate::<3>(n, 1);
-        let mut runs: Vec<Box<dyn FnMut() -> usize>> = Vec::new();
-        for alg in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect, Algorithm::Auto]
-        {
-            let mut f = ours::<f64, 3>(alg, false);
-            let bb = b.clone();
-            runs.push(Box::new(move || f(&bb)));
+    if want("uniform") {
+        // 1. Uniform 3D: Auto against parry3d's Bvh and against a radix sort.
+        println!("## Uniform 3D (unit cubes, L^3 = 8n/3), single thread\n");
+        println!("| n | parry3d Bvh | Auto f32 | Auto f64 | Auto f32 fresh | radix sort of n keys | parry / Auto f32 | Auto f32 / sort |");
+        println!("|---|---|---|---|---|---|---|---|");
+        for n in [10_000, 100_000, big] {
+            let b64 = Scene::Uniform.generate::<3>(n, 1);
+            let b32 = to_f32(&b64);
+            let mut out = Vec::new();
+            let mut parry = || {
+                out.clear();
+                broadphase_bench::parry3d_pairs(&b32, &mut out);
+                out.len()
+            };
+            let mut a32 = ours::<f32, 3>(Algorithm::Auto, false);
+            let mut a64 = ours::<f64, 3>(Algorithm::Auto, false);
+            let fresh = PairFinder::new(Algorithm::Auto);
+            let keys = keys_of(&b32);
+            let (mut items, mut scratch) = (keys.clone(), Vec::new());
+            let res = {
+                r.race(&mut [
+                    &mut parry,
+                    &mut || a32(&b32),
+                    &mut || a64(&b64),
+                    &mut || fresh.find(&b32).unwrap().len(),
+                    &mut || {
+                        items.copy_from_slice(&keys);
+                        broadphase_bench::radix_sort_keys(&mut items, &mut scratch);
+                        items.len()
+                    },
+                ])
+            };
+            assert_eq!(res[0].1, res[1].1, "parry and broadphase disagree on the f32 boxes");
+            println!(
+                "| {n} | {} | {} | {} | {} | {} | {:.1}x | {:.1}x |",
+                ms(res[0].0),
+                ms(res[1].0),
+                ms(res[2].0),
+                ms(res[3].0),
+                ms(res[4].0),
+                res[0].0 / res[1].0,
+                res[1].0 / res[4].0
+            );
         }
-        let chose = PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm;
-        let mut refs: Vec<&mut dyn FnMut() -> usize> =
-            runs.iter_mut().map(|f| &mut **f as &mut dyn FnMut() -> usize).collect();
-        let rr = Runner { repeat: if quick { 1 } else { 3 } };
-        let res = rr.race(&mut refs);
-        assert!(res.windows(2).all(|w| w[0].1 == w[1].1), "{scene}: algorithms disagree");
-        let best = res[..4].iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-        println!(
-            "| {scene} | {} | {} | {} | {} | {} ({chose}) | {:.2} |",
-            ms(res[0].0),
-            ms(res[1].0),
-            ms(res[2].0),
-            ms(res[3].0),
-            ms(res[4].0),
-            res[4].0 / best
-        );
     }
-
-    // 5. Sticks: box-intersect against sort-and-sweep.
-    println!("\n(sticks: box-intersect / sort-and-sweep ratio is in the table above)");
-
-    // 6. Threads.
-    println!("\n## Threads: 1 against {} at n = {big}, uniform 3D f64\n", rayon::current_num_threads().max(2));
-    println!("| algorithm | 1 thread | threaded | speed-up |\n|---|---|---|---|");
-    let b = Scene::Uniform.generate::<3>(big, 1);
-    let b2 = Scene::Uniform.generate::<2>(big, 1);
-    for alg in [Algorithm::Grid, Algorithm::SortAndSweep] {
-        let (mut s1, mut s2) = (ours::<f64, 3>(alg, false), ours::<f64, 3>(alg, true));
-        let (mut t1, mut t2) = (ours::<f64, 2>(alg, false), ours::<f64, 2>(alg, true));
-        let three = alg == Algorithm::Grid;
-        let res = {
-            if three {
-                r.race(&mut [&mut || s1(&b), &mut || s2(&b)])
-            } else {
-                r.race(&mut [&mut || t1(&b2), &mut || t2(&b2)])
+    if want("2d") {
+        // 2. Uniform 2D at the large size against broccoli.
+        println!("\n## Uniform 2D (L^2 = 4n/3), n = {big}, single thread\n");
+        {
+            let b64 = Scene::Uniform.generate::<2>(big, 1);
+            let b32 = to_f32(&b64);
+            let mut out = Vec::new();
+            let mut out2 = Vec::new();
+            let mut a32 = ours::<f32, 2>(Algorithm::Auto, false);
+            let res = {
+                r.race(&mut [
+                    &mut || {
+                        out.clear();
+                        broadphase_bench::broccoli_pairs(&b32, &mut out);
+                        out.len()
+                    },
+                    &mut || {
+                        out2.clear();
+                        broadphase_bench::parry2d_pairs(&b32, &mut out2);
+                        out2.len()
+                    },
+                    &mut || a32(&b32),
+                ])
+            };
+            println!("| broccoli | parry2d | Auto f32 | broccoli / Auto | pairs |\n|---|---|---|---|---|");
+            println!(
+                "| {} | {} | {} | {:.1}x | {} (broccoli {}, parry2d {}) |",
+                ms(res[0].0),
+                ms(res[1].0),
+                ms(res[2].0),
+                res[0].0 / res[2].0,
+                res[2].1,
+                res[0].1,
+                res[1].1
+            );
+        }
+    }
+    if want("textbook") {
+        // 3. Sort-and-sweep against the textbook version.
+        println!(
+            "\n## SortAndSweep against the textbook sweep (comparison sort, full-box tests, pushes), uniform 3D\n"
+        );
+        println!("| n | textbook | SortAndSweep | ratio |\n|---|---|---|---|");
+        for n in [10_000, 100_000] {
+            let b = Scene::Uniform.generate::<3>(n, 1);
+            let mut sap = ours::<f64, 3>(Algorithm::SortAndSweep, false);
+            let res = r.race(&mut [&mut || textbook_sort_and_sweep(&b).len(), &mut || sap(&b)]);
+            assert_eq!(res[0].1, res[1].1);
+            println!("| {n} | {} | {} | {:.1}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
+        }
+    }
+    if want("scenes") {
+        // 4. Every scene at 1e5: each algorithm, Auto against the best.
+        let n = 100_000;
+        println!("\n## Every scene, 3D f64, n = {n}, single thread: Auto against the best\n");
+        println!("| scene | sort-and-sweep | grid | bvh | box-intersect | auto (chose) | auto / best |\n|---|---|---|---|---|---|---|");
+        for scene in Scene::ALL {
+            let b = scene.generate::<3>(n, 1);
+            let mut runs: Vec<Box<dyn FnMut() -> usize>> = Vec::new();
+            for alg in
+                [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect, Algorithm::Auto]
+            {
+                let mut f = ours::<f64, 3>(alg, false);
+                let bb = b.clone();
+                runs.push(Box::new(move || f(&bb)));
             }
-        };
-        println!(
-            "| {alg} ({}) | {} | {} | {:.2}x |",
-            if three { "3D" } else { "2D" },
-            ms(res[0].0),
-            ms(res[1].0),
-            res[0].0 / res[1].0
-        );
+            let chose = PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm;
+            let mut refs: Vec<&mut dyn FnMut() -> usize> =
+                runs.iter_mut().map(|f| &mut **f as &mut dyn FnMut() -> usize).collect();
+            let rr = Runner { repeat: if quick { 1 } else { 3 } };
+            let res = rr.race(&mut refs);
+            assert!(res.windows(2).all(|w| w[0].1 == w[1].1), "{scene}: algorithms disagree");
+            let best = res[..4].iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+            println!(
+                "| {scene} | {} | {} | {} | {} | {} ({chose}) | {:.2} |",
+                ms(res[0].0),
+                ms(res[1].0),
+                ms(res[2].0),
+                ms(res[3].0),
+                ms(res[4].0),
+                res[4].0 / best
+            );
+        }
+    }
+    if want("scenes") {
+        // 5. Sticks: box-intersect against sort-and-sweep.
+        println!("\n(sticks: box-intersect / sort-and-sweep ratio is in the table above)");
     }
 
-    // 7. Memory.
-    println!("\n## Peak memory beyond input and output, n = {big}, uniform 3D\n");
-    println!("| search | bytes per box |\n|---|---|");
-    for (name, alg) in
-        [("grid", Algorithm::Grid), ("sort-and-sweep", Algorithm::SortAndSweep), ("auto", Algorithm::Auto)]
-    {
-        let mut out: Vec<Pair> = Vec::with_capacity(2 * big);
-        let b64 = &b;
-        let base = alloc::reset_peak();
-        let finder = PairFinder::new(alg);
-        let mut ws = Workspace::new();
-        finder.find_with(&mut ws, b64, &mut out).unwrap();
-        let extra = alloc::peak() - base;
-        drop(ws);
-        let b32 = to_f32(b64);
-        out.clear();
-        let base = alloc::reset_peak();
-        let mut ws = Workspace::new();
-        finder.find_with(&mut ws, &b32, &mut out).unwrap();
-        let extra32 = alloc::peak() - base;
-        println!("| {name} | {:.1} (f64), {:.1} (f32) |", extra as f64 / big as f64, extra32 as f64 / big as f64);
+    if want("threads") {
+        // 6. Threads.
+        println!("\n## Threads: 1 against {} at n = {big}, uniform 3D f64\n", rayon::current_num_threads().max(2));
+        println!("| algorithm | 1 thread | threaded | speed-up |\n|---|---|---|---|");
+        let b = Scene::Uniform.generate::<3>(big, 1);
+        let b2 = Scene::Uniform.generate::<2>(big, 1);
+        for alg in [Algorithm::Grid, Algorithm::SortAndSweep] {
+            let (mut s1, mut s2) = (ours::<f64, 3>(alg, false), ours::<f64, 3>(alg, true));
+            let (mut t1, mut t2) = (ours::<f64, 2>(alg, false), ours::<f64, 2>(alg, true));
+            let three = alg == Algorithm::Grid;
+            let res = {
+                if three {
+                    r.race(&mut [&mut || s1(&b), &mut || s2(&b)])
+                } else {
+                    r.race(&mut [&mut || t1(&b2), &mut || t2(&b2)])
+                }
+            };
+            println!(
+                "| {alg} ({}) | {} | {} | {:.2}x |",
+                if three { "3D" } else { "2D" },
+                ms(res[0].0),
+                ms(res[1].0),
+                res[0].0 / res[1].0
+            );
+        }
+    }
+    if want("memory") {
+        // 7. Memory.
+        println!("\n## Peak memory beyond input and output, n = {big}, uniform 3D\n");
+        println!("| search | bytes per box |\n|---|---|");
+        for (name, alg) in
+            [("grid", Algorithm::Grid), ("sort-and-sweep", Algorithm::SortAndSweep), ("auto", Algorithm::Auto)]
+        {
+            let mut out: Vec<Pair> = Vec::with_capacity(2 * big);
+            let b64 = &Scene::Uniform.generate::<3>(big, 1);
+            let base = alloc::reset_peak();
+            let finder = PairFinder::new(alg);
+            let mut ws = Workspace::new();
+            finder.find_with(&mut ws, b64, &mut out).unwrap();
+            let extra = alloc::peak() - base;
+            drop(ws);
+            let b32 = to_f32(b64);
+            out.clear();
+            let base = alloc::reset_peak();
+            let mut ws = Workspace::new();
+            finder.find_with(&mut ws, &b32, &mut out).unwrap();
+            let extra32 = alloc::peak() - base;
+            println!("| {name} | {:.1} (f64), {:.1} (f32) |", extra as f64 / big as f64, extra32 as f64 / big as f64);
+        }
     }
 }

@@ -35,7 +35,7 @@ pub(super) fn build<S: Scalar, const D: usize>(
     parallel: bool,
 ) {
     let pieces = pieces(boxes.len(), parallel);
-    let any_wide = place(boxes, layout, keys, side, pieces);
+    let (any_wide, split) = place(boxes, layout, keys, side, pieces);
     sort_keyed(keys, scratch, parallel);
     // Oversized boxes carry the key `u32::MAX`, which no finite start has:
     // they sort last, in input order. Take them off the end.
@@ -44,7 +44,7 @@ pub(super) fn build<S: Scalar, const D: usize>(
     side.oversized.extend(keys[normal..].iter().map(|&x| payload(x)));
     keys.truncate(normal);
     refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[layout.axes.sweep]);
-    distribute(boxes, layout, keys, side, pieces, any_wide);
+    distribute(boxes, layout, keys, side, pieces, any_wide, split);
 }
 
 fn pieces(n: usize, parallel: bool) -> usize {
@@ -91,17 +91,22 @@ fn each_wide_cell(info: u32, nz: usize, mut f: impl FnMut(usize, u32)) {
 /// Places boxes `base..base + boxes.len()`: their `info`, their sort keys
 /// (an oversized box gets the key `u32::MAX`), and the per-cell counts
 /// (`homes[c + 1]`, `reached[c + 1]`; both padded past the last cell).
-/// Returns whether some box is wide.
-fn place_range<S: Scalar, const D: usize>(
+/// `CUT`: the counts are kept apart per piece of the sorted order, the
+/// piece of a key being how many of the `cuts` are at or below it (piece
+/// `p` counts at `p * padded + c + 1`). Returns whether some box is wide.
+#[allow(clippy::too_many_arguments)]
+fn place_range<S: Scalar, const D: usize, const CUT: bool>(
     boxes: &[Aabb<S, D>],
     base: usize,
     layout: &Layout,
+    cuts: &[u32],
     info: &mut [u32],
     keys: &mut [u64],
     homes: &mut [u32],
     reached: &mut [u32],
 ) -> bool {
     let nz = layout.cells[1] as usize;
+    let padded = homes.len() / (cuts.len() + 1);
     let sweep = layout.axes.sweep;
     let mut any_wide = false;
     for (((i, b), slot), key) in boxes.iter().enumerate().zip(info.iter_mut()).zip(keys.iter_mut()) {
@@ -112,18 +117,53 @@ fn place_range<S: Scalar, const D: usize>(
             *key = keyed(u32::MAX, id);
             continue;
         }
-        *key = keyed(b.min()[sweep].sort_key(), id);
-        homes[(inf & HOME) as usize + 1] += 1;
+        let k = layout.sweep_key(b.min()[sweep]);
+        *key = keyed(k, id);
+        let at = if CUT { cuts.iter().map(|&t| (t <= k) as usize).sum::<usize>() * padded + 1 } else { 1 };
+        homes[(inf & HOME) as usize + at] += 1;
         if wide(inf) {
-            each_wide_cell(inf, nz, |c, _| reached[c + 1] += 1);
+            each_wide_cell(inf, nz, |c, _| reached[c + at] += 1);
             any_wide = true;
             continue;
         }
         for (c, on, _) in reach(inf, nz) {
-            reached[c + 1] += on;
+            reached[c + at] += on;
         }
     }
     any_wide
+}
+
+/// Where the threads cut the sorted order for the distribution, when they
+/// count their cells while placing: the piece of a box is the number of
+/// cuts at or below its sort key. The cuts are quantiles of a sample of the
+/// keys, so the pieces come out of similar size; equal keys share a piece.
+/// Empty when there is one piece, or when the per-piece counts would take
+/// more memory than half the sort keys (fine grids): the distribution then
+/// counts the cells of its pieces in a pass of its own.
+#[cfg(feature = "parallel")]
+fn cuts<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], layout: &Layout, pieces: usize, padded: usize) -> Vec<u32> {
+    if pieces == 1 || pieces * pieces * padded * 8 > boxes.len() * 4 {
+        return Vec::new();
+    }
+    let mut sample: Vec<u32> = crate::stats::sample_indices(boxes.len(), 256 * pieces)
+        .map(|i| &boxes[i])
+        .filter(|b| layout.place(b) != OVERSIZED)
+        .map(|b| layout.sweep_key(b.min()[layout.axes.sweep]))
+        .collect();
+    if sample.is_empty() {
+        return Vec::new();
+    }
+    sample.sort_unstable();
+    (1..pieces).map(|p| sample[p * sample.len() / pieces]).collect()
+}
+
+/// How the threads cut the sorted order: the cuts (see [`cuts`]) and, per
+/// piece, the boxes at home in each cell and the boxes reaching it.
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+struct Split {
+    cuts: Vec<u32>,
+    homes: Vec<Vec<u32>>,
+    reached: Vec<Vec<u32>>,
 }
 
 fn place<S: Scalar, const D: usize>(
@@ -132,7 +172,7 @@ fn place<S: Scalar, const D: usize>(
     keys: &mut Vec<u64>,
     side: &mut Side<S>,
     pieces: usize,
-) -> bool {
+) -> (bool, Option<Split>) {
     let n = boxes.len();
     let ncells = layout.cell_count();
     let padded = ncells + layout.cells[1] as usize + 3;
@@ -142,12 +182,17 @@ fn place<S: Scalar, const D: usize>(
     reset(&mut side.starts, padded);
     reset(&mut side.list_starts, padded);
     let mut any_wide = false;
+    #[cfg_attr(not(feature = "parallel"), allow(unused_mut))]
+    let mut split = None;
     if pieces == 1 {
-        any_wide = place_range(boxes, 0, layout, &mut side.info, keys, &mut side.starts, &mut side.list_starts);
+        let (h, r) = (&mut side.starts, &mut side.list_starts);
+        any_wide = place_range::<S, D, false>(boxes, 0, layout, &[], &mut side.info, keys, h, r);
     } else {
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
+            let cuts = cuts(boxes, layout, pieces, padded);
+            let per = (cuts.len() + 1) * padded;
             let chunk = n.div_ceil(pieces);
             let parts: Vec<_> = boxes
                 .par_chunks(chunk)
@@ -155,25 +200,44 @@ fn place<S: Scalar, const D: usize>(
                 .zip(keys.par_chunks_mut(chunk))
                 .enumerate()
                 .map(|(p, ((b, info), k))| {
-                    let (mut h, mut r) = (vec![0u32; padded], vec![0u32; padded]);
-                    let w = place_range(b, p * chunk, layout, info, k, &mut h, &mut r);
+                    let (mut h, mut r) = (vec![0u32; per], vec![0u32; per]);
+                    let w = if cuts.is_empty() {
+                        place_range::<S, D, false>(b, p * chunk, layout, &cuts, info, k, &mut h, &mut r)
+                    } else {
+                        place_range::<S, D, true>(b, p * chunk, layout, &cuts, info, k, &mut h, &mut r)
+                    };
                     (h, r, w)
                 })
                 .collect();
-            for (h, r, w) in parts {
+            let mut homes = vec![vec![0u32; padded]; cuts.len() + 1];
+            let mut reached = homes.clone();
+            for (h, r, w) in &parts {
                 any_wide |= w;
-                for (a, b) in side.starts.iter_mut().zip(&h) {
+                for (q, (hq, rq)) in h.chunks(padded).zip(r.chunks(padded)).enumerate() {
+                    for (a, b) in homes[q].iter_mut().zip(hq) {
+                        *a += b;
+                    }
+                    for (a, b) in reached[q].iter_mut().zip(rq) {
+                        *a += b;
+                    }
+                }
+            }
+            for (hq, rq) in homes.iter().zip(&reached) {
+                for (a, b) in side.starts.iter_mut().zip(hq) {
                     *a += b;
                 }
-                for (a, b) in side.list_starts.iter_mut().zip(&r) {
+                for (a, b) in side.list_starts.iter_mut().zip(rq) {
                     *a += b;
                 }
+            }
+            if !cuts.is_empty() {
+                split = Some(Split { cuts, homes, reached });
             }
         }
     }
     side.starts.truncate(ncells + 1);
     side.list_starts.truncate(ncells + 1);
-    any_wide
+    (any_wide, split)
 }
 
 fn reset(v: &mut Vec<u32>, len: usize) {
@@ -269,6 +333,7 @@ fn distribute<S: Scalar, const D: usize>(
     side: &mut Side<S>,
     pieces: usize,
     any_wide: bool,
+    split: Option<Split>,
 ) {
     let ncells = layout.cell_count();
     let nz = layout.cells[1] as usize;
@@ -315,31 +380,59 @@ fn distribute<S: Scalar, const D: usize>(
                 distribute_range::<S, D, false>(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists)
             }
         };
+        let _ = split; // none with one piece
         return;
     }
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        let chunk = keys.len().div_ceil(pieces).max(1);
-        // What each piece writes, per cell.
-        let counts: Vec<(Vec<u32>, Vec<u32>)> = keys
-            .par_chunks(chunk)
-            .map(|part| {
-                let (mut h, mut l) = (vec![0u32; padded], vec![0u32; padded]);
-                for &item in part {
-                    let inf = info[payload(item) as usize];
-                    h[(inf & HOME) as usize] += 1;
-                    if any_wide && wide(inf) {
-                        each_wide_cell(inf, nz, |c, _| l[c] += 1);
-                        continue;
-                    }
-                    for (c, on, _) in reach(inf, nz) {
-                        l[c] += on;
-                    }
+        // The pieces, and what each writes per cell: from the counts taken
+        // while placing, or counted here.
+        // Per piece: entries and list slots it writes, per cell.
+        type Counts = (Vec<u32>, Vec<u32>);
+        let (parts, counts): (Vec<&[u64]>, Vec<Counts>) = match split {
+            Some(Split { cuts, homes, reached }) => {
+                // Cells are counted at `c + 1` there.
+                let counts: Vec<_> =
+                    homes.into_iter().zip(reached).map(|(h, r)| (h[1..].to_vec(), r[1..].to_vec())).collect();
+                let mut parts = Vec::with_capacity(cuts.len() + 1);
+                let mut rest = keys;
+                for &t in &cuts {
+                    let (head, tail) = rest.split_at(rest.partition_point(|&x| ((x >> 32) as u32) < t));
+                    parts.push(head);
+                    rest = tail;
                 }
-                (h, l)
-            })
-            .collect();
+                parts.push(rest);
+                // The writes below stay in bounds only if the counts are
+                // exact: check what is cheap to check.
+                for (part, (h, _)) in parts.iter().zip(&counts) {
+                    assert_eq!(part.len(), h.iter().map(|&x| x as usize).sum::<usize>());
+                }
+                (parts, counts)
+            }
+            None => {
+                let parts: Vec<&[u64]> = keys.chunks(keys.len().div_ceil(pieces).max(1)).collect();
+                let counts = parts
+                    .par_iter()
+                    .map(|part| {
+                        let (mut h, mut l) = (vec![0u32; padded], vec![0u32; padded]);
+                        for &item in *part {
+                            let inf = info[payload(item) as usize];
+                            h[(inf & HOME) as usize] += 1;
+                            if any_wide && wide(inf) {
+                                each_wide_cell(inf, nz, |c, _| l[c] += 1);
+                                continue;
+                            }
+                            for (c, on, _) in reach(inf, nz) {
+                                l[c] += on;
+                            }
+                        }
+                        (h, l)
+                    })
+                    .collect();
+                (parts, counts)
+            }
+        };
         // Each piece starts where the pieces before it end, cell by cell.
         let (mut cur, mut lcur) = start_cursors(&side.starts, &side.list_starts);
         let mut starts = Vec::with_capacity(counts.len());
@@ -350,7 +443,7 @@ fn distribute<S: Scalar, const D: usize>(
                 lcur[c] += l[c];
             }
         }
-        keys.par_chunks(chunk).zip(starts).for_each(|(part, (mut cur, mut lcur))| {
+        parts.into_par_iter().zip(starts).for_each(|(part, (mut cur, mut lcur))| {
             // SAFETY: the cursors of this piece start after everything the
             // earlier pieces write to each cell, and it writes exactly its
             // counted number of slots per cell, so the ranges are disjoint.

@@ -200,6 +200,7 @@ struct Columns<'a, S> {
 }
 
 impl<'a, S: Scalar> Columns<'a, S> {
+    #[cfg(feature = "parallel")]
     fn split_at(self, k: usize) -> (Self, Self) {
         let (lo0, lo1) = self.lo.split_at_mut(k);
         let (hi0, hi1) = self.hi.split_at_mut(k);

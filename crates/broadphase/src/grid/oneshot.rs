@@ -61,7 +61,13 @@ pub(crate) struct Layout {
     /// The last cell index on each cross axis, as `f64` for clamping.
     top: [f64; 2],
     pub(super) cells: [u32; 2],
+    /// For inexact keys (`f64`): the sweep-axis start that maps to key 0 and
+    /// the keys per unit, spreading the sampled range over all 32 bits.
+    key: Option<(f64, f64)>,
 }
+
+/// The largest sweep key of a listed box (`u32::MAX` marks the oversized).
+const KEY_TOP: f64 = (u32::MAX - 1) as f64;
 
 impl Layout {
     /// Chooses the grid from the profile of the boxes (one set, or both
@@ -106,7 +112,23 @@ impl Layout {
                 inv[k] = i;
             }
         }
-        Self { axes, origin, inv, top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64], cells }
+        let (lo, hi) = (profile.lo[axes.sweep], profile.hi[axes.sweep]);
+        let scale = 1.0 / (hi / KEY_TOP - lo / KEY_TOP);
+        let key = (scale.is_finite() && scale > 0.0).then_some((lo, scale));
+        Self { axes, origin, inv, top: [(cells[0] - 1) as f64, (cells[1] - 1) as f64], cells, key }
+    }
+
+    /// The sort key of a box starting at `x` on the sweep axis: monotone in
+    /// `x`, below `u32::MAX`. Exact for `f32`. For `f64` the values the
+    /// sample spans are spread linearly over the keys (rounding `f64`s to
+    /// `f32`, as [`Scalar::sort_key`] does, gives many equal keys, each run
+    /// of which must then be ordered by comparing the values).
+    #[inline(always)]
+    pub(super) fn sweep_key<S: Scalar>(&self, x: S) -> u32 {
+        match self.key {
+            Some((lo, scale)) if !S::KEY_IS_EXACT => ((x.to_f64() - lo) * scale).clamp(0.0, KEY_TOP) as u32,
+            _ => x.sort_key(),
+        }
     }
 
     pub(super) fn cell_count(&self) -> usize {
@@ -505,6 +527,61 @@ mod tests {
                 got.sort_unstable_by_key(key);
                 assert_eq!(got, expect_ab, "bipartite, cell {cell}, parallel {parallel}");
             }
+        }
+    }
+
+    /// `f64` sweep keys spread the sampled range over 32 bits: starts
+    /// outside it share the end keys, and starts closer than a key step
+    /// share keys, so that only the exact order of the values (the
+    /// refinement) keeps the sweep right. Most boxes here lie in a small
+    /// range; a few hundred lie on both sides far outside it, a few ulps
+    /// long and apart on the sweep axis, in scrambled order.
+    #[test]
+    fn f64_keys_outside_the_sample_are_ordered_exactly() {
+        let mut seed = 3u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut boxes: Vec<Aabb<f64, 3>> = (0..20_600)
+            .map(|_| {
+                let lo: [f64; 3] = core::array::from_fn(|_| next(1000) as f64 / 10.0);
+                Aabb::new(lo, lo.map(|x| x + 1.0)).unwrap()
+            })
+            .collect();
+        // The far boxes take slots the profile does not sample.
+        let sampled: std::collections::HashSet<usize> =
+            crate::stats::sample_indices(boxes.len(), crate::stats::SAMPLE).collect();
+        for far in [1e9f64, -1e9] {
+            let mut placed = 0;
+            while placed < 300 {
+                let i = next(boxes.len() as u64) as usize;
+                if sampled.contains(&i) || boxes[i].min()[0].abs() > 1e6 {
+                    continue;
+                }
+                // Starts and ends a few ulps apart: a box out of order can
+                // end a scan before its partner.
+                let up = |v: f64, k: u64| f64::from_bits(if v > 0.0 { v.to_bits() + k } else { v.to_bits() - k });
+                let x = up(far, next(40));
+                let lo = [x, next(3) as f64, next(3) as f64];
+                let hi = [up(x, next(3)), lo[1] + 1.0, lo[2] + 1.0];
+                boxes[i] = Aabb::new(lo, hi).unwrap();
+                placed += 1;
+            }
+        }
+        let layout = Layout::new(&Profile::new(&boxes[..]), None);
+        assert_eq!(layout.axes.sweep, 0);
+        assert_eq!(layout.sweep_key(1e9f64), KEY_TOP as u32, "clamped to the top key");
+        assert_eq!(layout.sweep_key(-1e9f64), 0, "clamped to the bottom key");
+        let mut expect = Vec::new();
+        crate::brute_force::complete(&boxes, &mut expect);
+        expect.sort_unstable();
+        let mut ws = Workspace::new();
+        for parallel in [false, true] {
+            let mut got = Vec::new();
+            complete(&boxes, None, parallel, &mut ws, &mut got);
+            got.sort_unstable();
+            assert_eq!(got, expect, "parallel {parallel}");
         }
     }
 
