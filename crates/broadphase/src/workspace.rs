@@ -49,8 +49,6 @@ pub(crate) struct Side<S> {
     pub list_cursors: Vec<u32>,
     /// Indices of the boxes too large for the grid's cells.
     pub oversized: Vec<u32>,
-    /// Per cell, the longest sweep-axis extent of its boxes.
-    pub reach: Vec<f64>,
     /// Per cell, how many cells past it its boxes reach at most on each
     /// cross axis.
     pub far: Vec<[u8; 2]>,
@@ -67,7 +65,6 @@ impl<S> Side<S> {
             cursors: Vec::new(),
             list_cursors: Vec::new(),
             oversized: Vec::new(),
-            reach: Vec::new(),
             far: Vec::new(),
         }
     }
@@ -83,7 +80,6 @@ impl<S> Side<S> {
                 + self.list_cursors.capacity()
                 + self.oversized.capacity())
                 * 4
-            + self.reach.capacity() * 8
             + self.far.capacity() * 2
     }
 }

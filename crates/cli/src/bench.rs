@@ -566,71 +566,83 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
             macro_rules! cell {
                 ($d:literal, $peers:ident, $frames:ident) => {{
                     let b64 = scene.generate::<$d>(n, a.seed);
-                    if a.f32 {
-                        let b = to_f32(&b64);
-                        if oneshot {
-                            ctx.oneshot(scene, &b, "f32");
-                        }
-                        if frames && n <= a.frames_max {
-                            for &m in &motions {
-                                match m {
-                                    Workload::Move(m) => ctx.frames(scene, &b, m, "f32"),
-                                    Workload::Bullet => ctx.bullet(scene, &b, "f32"),
-                                }
-                            }
-                        }
+                    // With --f32 ours run on f32 copies (rounded outward);
+                    // the peers get those same values (as f64 for the f64
+                    // peers), so every contender sees the same boxes.
+                    let b32 = if a.f32 { to_f32(&b64) } else { Vec::new() };
+                    let scalar = if a.f32 { "f32" } else { "f64" };
+                    #[cfg(feature = "peers")]
+                    let peer_boxes: Vec<Aabb<f64, $d>> = if a.f32 {
+                        b32.iter()
+                            .map(|b| {
+                                Aabb::new(b.min().map(f64::from), b.max().map(f64::from)).expect("a valid f32 box")
+                            })
+                            .collect()
                     } else {
-                        if oneshot {
-                            ctx.oneshot(scene, &b64, "f64");
+                        b64.clone()
+                    };
+                    if oneshot {
+                        if a.f32 {
+                            ctx.oneshot(scene, &b32, scalar);
+                        } else {
+                            ctx.oneshot(scene, &b64, scalar);
+                        }
+                        #[cfg(feature = "peers")]
+                        {
+                            // Our pairs of this cell: those of its last row,
+                            // or (none of ours ran) a search now.
+                            let ours = match ctx.rows.last() {
+                                Some(r)
+                                    if r.workload == "one-shot"
+                                        && r.scene == scene.name()
+                                        && r.dim == $d
+                                        && r.scalar == scalar
+                                        && r.n == b64.len() =>
+                                {
+                                    u64::from_str_radix(r.pair_hash.trim_start_matches("0x"), 16).unwrap_or(0)
+                                }
+                                _ => {
+                                    let p = PairFinder::new(Algorithm::Auto).find(&peer_boxes).expect("valid sizes");
+                                    pair_hash(p.iter().map(|p| (p.a(), p.b())))
+                                }
+                            };
+                            let (rows, agree) = crate::peers::$peers(a, scene.name(), &peer_boxes, ours);
+                            ctx.agree &= agree;
+                            ctx.rows.extend(rows);
+                            println!();
+                        }
+                    }
+                    if frames && n <= a.frames_max {
+                        for &w in &motions {
+                            let m = match w {
+                                Workload::Move(m) => m,
+                                Workload::Bullet => {
+                                    if a.f32 {
+                                        ctx.bullet(scene, &b32, scalar);
+                                    } else {
+                                        ctx.bullet(scene, &b64, scalar);
+                                    }
+                                    continue;
+                                }
+                            };
+                            if a.f32 {
+                                ctx.frames(scene, &b32, m, scalar);
+                            } else {
+                                ctx.frames(scene, &b64, m, scalar);
+                            }
                             #[cfg(feature = "peers")]
                             {
-                                // Our pairs of this cell: those of its last
-                                // row, or (none of ours ran) a search now.
-                                let ours = match ctx.rows.last() {
-                                    Some(r)
-                                        if r.workload == "one-shot"
-                                            && r.scene == scene.name()
-                                            && r.dim == $d
-                                            && r.scalar == "f64"
-                                            && r.n == b64.len() =>
-                                    {
-                                        u64::from_str_radix(r.pair_hash.trim_start_matches("0x"), 16).unwrap_or(0)
-                                    }
-                                    _ => {
-                                        let p = PairFinder::new(Algorithm::Auto).find(&b64).expect("valid sizes");
-                                        pair_hash(p.iter().map(|p| (p.a(), p.b())))
-                                    }
+                                let at = Cell {
+                                    workload: format!("frames {}", motion_name(&m)),
+                                    scene: scene.to_string(),
+                                    dim: $d,
+                                    scalar,
+                                    n,
                                 };
-                                let (rows, agree) = crate::peers::$peers(a, scene.name(), &b64, ours);
-                                ctx.agree &= agree;
+                                let (rows, ok) = crate::peers::$frames(a, &at, &peer_boxes, m);
+                                ctx.agree &= ok;
                                 ctx.rows.extend(rows);
                                 println!();
-                            }
-                        }
-                        if frames && n <= a.frames_max {
-                            for &w in &motions {
-                                let m = match w {
-                                    Workload::Move(m) => m,
-                                    Workload::Bullet => {
-                                        ctx.bullet(scene, &b64, "f64");
-                                        continue;
-                                    }
-                                };
-                                ctx.frames(scene, &b64, m, "f64");
-                                #[cfg(feature = "peers")]
-                                {
-                                    let at = Cell {
-                                        workload: format!("frames {}", motion_name(&m)),
-                                        scene: scene.to_string(),
-                                        dim: $d,
-                                        scalar: "f64",
-                                        n,
-                                    };
-                                    let (rows, ok) = crate::peers::$frames(a, &at, &b64, m);
-                                    ctx.agree &= ok;
-                                    ctx.rows.extend(rows);
-                                    println!();
-                                }
                             }
                         }
                     }

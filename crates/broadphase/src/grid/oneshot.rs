@@ -24,8 +24,6 @@ const CELLS_PER_BOX: f64 = 0.5;
 const MAX_CELLS: u64 = 1 << 22;
 /// Cells per parallel piece.
 const PIECE_CELLS: usize = 128;
-/// Oversized boxes per parallel piece.
-const PIECE_OVERSIZED: usize = 64;
 
 /// Most boxes the grid takes (a list element holds a position in
 /// `entries` beside the two home flags).
@@ -227,19 +225,29 @@ impl Layout {
     }
 }
 
-/// Computes `side.reach` and `side.far`, needed when oversized boxes query
-/// its cells.
-fn compute_reach<S: Scalar>(side: &mut Side<S>) {
+/// Computes `side.far`, needed when oversized boxes query its cells.
+fn compute_far<S: Scalar>(layout: &Layout, side: &mut Side<S>) {
     let ncells = side.starts.len() - 1;
-    side.reach.clear();
+    let nz = layout.cells[1];
     side.far.clear();
     for c in 0..ncells {
         let cell = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
-        side.reach.push(cell.iter().map(|e| round_up(e.hi.to_f64() - e.lo.to_f64())).fold(0.0, f64::max));
-        let far = cell
-            .iter()
-            .map(|e| spans(side.info[e.id as usize]))
-            .fold([0, 0], |[fy, fz], (y, z)| [fy.max(y as u8), fz.max(z as u8)]);
+        // How far past this cell its boxes reach: the cells of their
+        // largest ends (cells are monotone in the coordinate), read from
+        // the entries in order rather than from `info` at random.
+        let (my, mz) = cell.iter().fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |(my, mz), e| {
+            (my.max(-e.cross[2].to_f64()), mz.max(-e.cross[3].to_f64()))
+        });
+        let far = if cell.is_empty() {
+            [0, 0]
+        } else {
+            let (cy, cz) = (c as u32 / nz, c as u32 % nz);
+            [(layout.cell(0, my) - cy) as u8, (layout.cell(1, mz) - cz) as u8]
+        };
+        debug_assert!(cell.iter().all(|e| {
+            let (y, z) = spans(side.info[e.id as usize]);
+            y <= far[0] as u32 && z <= far[1] as u32
+        }));
         side.far.push(far);
     }
 }
@@ -286,82 +294,146 @@ fn scan_list<S: Scalar>(q: &Entry<S>, pq: u32, entries: &[Entry<S>], list: &[u32
     }
 }
 
-/// The next `f64` above `x` (identity on +inf): turns a rounded-to-nearest
-/// difference into an upper bound.
-fn round_up(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
+/// Most (oversized box, cell) visits listed at once by [`oversized_by_cell`]
+/// (more are handled in batches of the oversized boxes). Small in unit
+/// tests, so that they run many batches.
+#[cfg(not(test))]
+const VISITS: usize = 1 << 20;
+#[cfg(test)]
+const VISITS: usize = 64;
 
-/// The next `f64` below `x` (identity on -inf).
-fn round_down(x: f64) -> f64 {
-    -round_up(-x)
-}
-
-/// Appends the pairs between oversized box `o` (of the query set) and the
-/// boxes at home in the cells of `side` it can reach. `O_LEFT`: `o` is the
-/// left member of the output pairs.
-fn query_oversized<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
+/// Appends the pairs between the oversized boxes of one set, `big` (sweep
+/// entries sorted by start, no sentinel, ids into `boxes`), and the boxes at
+/// home in the cells of `side`, cell by cell: every cell's boxes are swept
+/// once against the oversized boxes that can reach them (listed per cell in
+/// order of start), so each cell's entries are read while in cache and no
+/// cell is searched. `O_LEFT`: the oversized box is the left member of the
+/// output pairs.
+fn oversized_by_cell<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
     layout: &Layout,
-    o: &Aabb<S, D>,
-    oid: u32,
+    boxes: &[Aabb<S, D>],
+    big: &[Entry<S>],
     side: &Side<S>,
+    parallel: bool,
     out: &mut Vec<P>,
 ) {
-    let q = Entry::new(o, &layout.axes, oid);
-    let query = q.query();
+    let ncells = layout.cell_count();
+    let visit = |o: &Entry<S>, f: &mut dyn FnMut(usize)| visit_cells(layout, &boxes[o.id as usize], side, f);
+    let (mut lists, mut starts) = (Vec::new(), Vec::new());
+    let area = |o: &Entry<S>| {
+        let [(a0, a1), (b0, b1)] = layout.reach(&boxes[o.id as usize]);
+        (a1 - a0 + 1) as usize * (b1 - b0 + 1) as usize
+    };
+    let mut first = 0;
+    while first < big.len() {
+        // A batch of oversized boxes whose visits fit the budget.
+        let mut last = first;
+        let mut budget = 0;
+        while last < big.len() && (last == first || budget + area(&big[last]) <= VISITS) {
+            budget += area(&big[last]);
+            last += 1;
+        }
+        let batch = &big[first..last];
+        starts.clear();
+        starts.resize(ncells + 1, 0);
+        for o in batch {
+            visit(o, &mut |c| starts[c + 1] += 1);
+        }
+        for c in 0..ncells {
+            starts[c + 1] += starts[c];
+        }
+        lists.clear();
+        lists.resize(starts[ncells] as usize, 0);
+        {
+            let mut cursor = starts[..ncells].to_vec();
+            for (k, o) in batch.iter().enumerate() {
+                visit(o, &mut |c| {
+                    lists[cursor[c] as usize] = k as u32;
+                    cursor[c] += 1;
+                });
+            }
+        }
+        let (lists, starts) = (&lists, &starts);
+        let pieces = par::piece_count(ncells, PIECE_CELLS);
+        par::pieces(parallel, pieces, out, |p, out| {
+            for c in p * ncells / pieces..(p + 1) * ncells / pieces {
+                let os = &lists[starts[c] as usize..starts[c + 1] as usize];
+                if os.is_empty() {
+                    continue;
+                }
+                let es = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
+                sweep_oversized::<S, P, O_LEFT>(batch, os, es, out);
+            }
+        });
+        first = last;
+    }
+}
+
+/// Calls `f(c)` for every cell `c` of `side` that oversized box `o` must
+/// search: the cells of its reach, less the empty ones and those whose boxes
+/// cannot reach its first cells.
+fn visit_cells<S: Scalar, const D: usize>(layout: &Layout, o: &Aabb<S, D>, side: &Side<S>, f: &mut dyn FnMut(usize)) {
+    let nz = layout.cells[1];
     let [(a0, a1), (b0, b1)] = layout.reach(o);
     let [(m0, _), (n0, _)] = layout.span(o);
-    let lo = q.lo.to_f64();
     for x in a0..=a1 {
         for y in b0..=b1 {
-            let c = (x * layout.cells[1] + y) as usize;
-            let e = &side.entries[side.starts[c] as usize..side.starts[c + 1] as usize];
-            // Boxes at home before `o`'s first cells must reach that far.
+            let c = (x * nz + y) as usize;
             let [fy, fz] = side.far[c].map(u32::from);
-            if e.is_empty() || x + fy < m0 || y + fz < n0 {
+            if side.starts[c] == side.starts[c + 1] || x + fy < m0 || y + fz < n0 {
                 continue;
             }
-            // Entries starting before this cannot reach `o` on the sweep axis.
-            let t = round_down(lo - side.reach[c]);
-            let first = e.partition_point(|x| x.lo.to_f64() < t);
-            let cands = &e[first..];
-            // The hit test without branches: whether a candidate that starts
-            // before `o` reaches it is a coin toss. (The end of the run is
-            // found by the scan: a search would touch cold lines.)
-            out.reserve(cands.len());
-            let spare = &mut out.spare_capacity_mut()[..cands.len()];
-            let mut k = 0;
-            for x in cands {
-                if x.lo > q.hi {
-                    break;
-                }
-                spare[k].write(if O_LEFT { P::make(oid, x.id) } else { P::make(x.id, oid) });
-                k += ((x.hi >= q.lo) & crate::sweep::cross_hit(&query, &x.cross)) as usize;
-            }
-            let len = out.len();
-            // SAFETY: the first `k` slots of the spare capacity were written
-            // (each step writes slot `k` before possibly advancing it).
-            unsafe { out.set_len(len + k) };
+            f(c);
         }
     }
 }
 
-/// The oversized boxes in the order they query the cells: by the cell of
-/// their min corner, then by start, so that boxes one after another search
-/// the same cells (their entries stay in cache).
-fn oversized_order<S: Scalar, const D: usize>(layout: &Layout, boxes: &[Aabb<S, D>], big: &mut [u32]) {
-    big.sort_by_cached_key(|&o| {
-        let b = &boxes[o as usize];
-        let [(y0, _), (z0, _)] = layout.span(b);
-        (y0 as u64 * layout.cells[1] as u64 + z0 as u64, b.min()[layout.axes.sweep].sort_key(), o)
-    });
+/// The bipartite sweep of one cell: oversized boxes `big[os[..]]` and the
+/// cell's entries `es`, both sorted by start. Whichever starts first scans
+/// the other list while it starts within its interval (so both overlap on
+/// the sweep axis) and tests the cross axes, without branches.
+fn sweep_oversized<S: Scalar, P: OutPair, const O_LEFT: bool>(
+    big: &[Entry<S>],
+    os: &[u32],
+    es: &[Entry<S>],
+    out: &mut Vec<P>,
+) {
+    let make = |o: u32, x: u32| if O_LEFT { P::make(o, x) } else { P::make(x, o) };
+    let (mut i, mut j) = (0, 0);
+    while i < es.len() && j < os.len() {
+        let (e, o) = (&es[i], &big[os[j] as usize]);
+        if o.lo <= e.lo {
+            let query = o.query();
+            let cands = &es[i..];
+            out.reserve(cands.len());
+            let spare = &mut out.spare_capacity_mut()[..cands.len()];
+            let mut k = 0;
+            for x in cands {
+                if x.lo > o.hi {
+                    break;
+                }
+                spare[k].write(make(o.id, x.id));
+                k += crate::sweep::cross_hit(&query, &x.cross) as usize;
+            }
+            let len = out.len();
+            // SAFETY: the first `k` slots of the spare capacity were
+            // written (each step writes slot `k` before maybe advancing).
+            unsafe { out.set_len(len + k) };
+            j += 1;
+        } else {
+            let query = e.query();
+            for &q in &os[j..] {
+                let x = &big[q as usize];
+                if x.lo > e.hi {
+                    break;
+                }
+                if crate::sweep::cross_hit(&query, &x.cross) {
+                    out.push(make(x.id, e.id));
+                }
+            }
+            i += 1;
+        }
+    }
 }
 
 /// All overlapping pairs of `boxes`.
@@ -395,17 +467,11 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         }
     });
     if !side.oversized.is_empty() {
-        let mut big = side.oversized.clone();
-        oversized_order(&layout, boxes, &mut big);
-        compute_reach(&mut sides[0]);
+        let big = side.oversized.clone();
+        compute_far(&layout, &mut sides[0]);
         let side = &sides[0];
-        let pieces = par::piece_count(big.len(), PIECE_OVERSIZED);
-        par::pieces(parallel, pieces, out, |p, out| {
-            for &o in &big[p * big.len() / pieces..(p + 1) * big.len() / pieces] {
-                query_oversized::<S, D, Pair, true>(&layout, &boxes[o as usize], o, side, out);
-            }
-        });
         let e = sap::sorted_entries(boxes, Some(&big), &layout.axes, parallel, keys, scratch);
+        oversized_by_cell::<S, D, Pair, true>(&layout, boxes, &e[..e.len() - 1], side, parallel, out);
         crate::sweep::sweep_one(&e, 0..e.len() - 1, out);
     }
 }
@@ -438,34 +504,26 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
             }
         });
     }
-    let (mut big_a, mut big_b) = (sa.oversized.clone(), sb.oversized.clone());
-    oversized_order(&layout, a, &mut big_a);
-    oversized_order(&layout, b, &mut big_b);
-    if !big_a.is_empty() {
-        compute_reach(sb);
-    }
-    if !big_b.is_empty() {
-        compute_reach(sa);
-    }
-    for (side, big) in [(0, &big_a), (1, &big_b)] {
+    // Oversized boxes of each set against the other set's cells, then
+    // against each other.
+    let sorted = |boxes: &[Aabb<S, D>], big: &[u32], keys: &mut Vec<u64>, scratch: &mut Vec<u64>| {
         if big.is_empty() {
-            continue;
+            Vec::new()
+        } else {
+            sap::sorted_entries(boxes, Some(big), &layout.axes, parallel, keys, scratch)
         }
-        let (sa, sb) = (&*sa, &*sb);
-        let pieces = par::piece_count(big.len(), PIECE_OVERSIZED);
-        par::pieces(parallel, pieces, out, |p, out| {
-            for &o in &big[p * big.len() / pieces..(p + 1) * big.len() / pieces] {
-                if side == 0 {
-                    query_oversized::<S, D, CrossPair, true>(&layout, &a[o as usize], o, sb, out);
-                } else {
-                    query_oversized::<S, D, CrossPair, false>(&layout, &b[o as usize], o, sa, out);
-                }
-            }
-        });
+    };
+    let ea = sorted(a, &sa.oversized, keys, scratch);
+    let eb = sorted(b, &sb.oversized, keys, scratch);
+    if !ea.is_empty() {
+        compute_far(&layout, sb);
+        oversized_by_cell::<S, D, CrossPair, true>(&layout, a, &ea[..ea.len() - 1], sb, parallel, out);
     }
-    if !big_a.is_empty() && !big_b.is_empty() {
-        let ea = sap::sorted_entries(a, Some(&big_a), &layout.axes, parallel, keys, scratch);
-        let eb = sap::sorted_entries(b, Some(&big_b), &layout.axes, parallel, keys, scratch);
+    if !eb.is_empty() {
+        compute_far(&layout, sa);
+        oversized_by_cell::<S, D, CrossPair, false>(&layout, b, &eb[..eb.len() - 1], sa, parallel, out);
+    }
+    if !ea.is_empty() && !eb.is_empty() {
         sap::sweep_sorted_pair(&ea, &eb, parallel, out);
     }
 }
@@ -583,14 +641,5 @@ mod tests {
             got.sort_unstable();
             assert_eq!(got, expect, "parallel {parallel}");
         }
-    }
-
-    #[test]
-    fn rounding_helpers_bound() {
-        for x in [0.0, 1.0, -1.0, 1e-310, 3.5e300, -f64::MAX] {
-            assert!(round_up(x) > x && round_down(x) < x);
-        }
-        assert_eq!(round_up(f64::INFINITY), f64::INFINITY);
-        assert_eq!(round_down(f64::NEG_INFINITY), f64::NEG_INFINITY);
     }
 }
