@@ -7,23 +7,27 @@
 //! pieces in the same order, so both produce identical output.
 
 /// Runs `piece(k, out)` for `k in 0..pieces`, appending to `out` in order.
+/// With threads, each piece writes into its own buffer of `parts` (kept for
+/// the next call), and the buffers are then joined.
 pub(crate) fn pieces<P: Send + Sync + Copy>(
     parallel: bool,
     pieces: usize,
     out: &mut Vec<P>,
+    parts: &mut Vec<Vec<P>>,
     piece: impl Fn(usize, &mut Vec<P>) + Sync,
 ) {
     #[cfg(feature = "parallel")]
     if parallel && pieces > 1 && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
-        let parts: Vec<Vec<P>> = (0..pieces)
-            .into_par_iter()
-            .map(|k| {
-                let mut v = Vec::new();
-                piece(k, &mut v);
-                v
-            })
-            .collect();
+        if parts.len() < pieces {
+            parts.resize_with(pieces, Vec::new);
+        }
+        let parts = &mut parts[..pieces];
+        parts.par_iter_mut().enumerate().for_each(|(k, v)| {
+            v.clear();
+            piece(k, v);
+        });
+        let parts = &*parts;
         // Concatenate in order, the copies in parallel: each part owns its
         // own range of the spare capacity.
         let total: usize = parts.iter().map(Vec::len).sum();
@@ -31,7 +35,7 @@ pub(crate) fn pieces<P: Send + Sync + Copy>(
         let len = out.len();
         let mut ranges = Vec::with_capacity(parts.len());
         let mut rest = &mut out.spare_capacity_mut()[..total];
-        for p in &parts {
+        for p in parts {
             let (head, tail) = rest.split_at_mut(p.len());
             ranges.push(head);
             rest = tail;
@@ -46,7 +50,7 @@ pub(crate) fn pieces<P: Send + Sync + Copy>(
         unsafe { out.set_len(len + total) };
         return;
     }
-    let _ = parallel;
+    let _ = (parallel, parts);
     for k in 0..pieces {
         piece(k, out);
     }

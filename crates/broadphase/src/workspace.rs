@@ -2,7 +2,7 @@
 
 use crate::grid::kernel::Soa;
 use crate::sweep::Entry;
-use crate::Scalar;
+use crate::{CrossPair, Pair, Scalar};
 
 /// Reusable working memory for pair searches.
 ///
@@ -33,6 +33,24 @@ pub struct Workspace<S: Scalar> {
     pub(crate) sides: [Side<S>; 2],
     /// Sorted boxes in columns (sort-and-sweep).
     pub(crate) soa: Soa<S>,
+    /// The pieces' pairs in a threaded search, before they are joined.
+    pub(crate) parts: Parts,
+}
+
+/// Per-piece output buffers of the threaded searches, kept so that the
+/// next search writes into memory already mapped.
+#[derive(Default)]
+pub(crate) struct Parts {
+    pub pairs: Vec<Vec<Pair>>,
+    pub cross: Vec<Vec<CrossPair>>,
+}
+
+impl Parts {
+    fn bytes(&self) -> usize {
+        let pairs: usize = self.pairs.iter().map(Vec::capacity).sum();
+        let cross: usize = self.cross.iter().map(Vec::capacity).sum();
+        (pairs + cross) * 8
+    }
 }
 
 /// Buffers for one set of boxes (a bipartite search uses two).
@@ -87,7 +105,13 @@ impl<S> Side<S> {
 impl<S: Scalar> Workspace<S> {
     /// An empty workspace; it grows to what the searches need.
     pub fn new() -> Self {
-        Self { keys: Vec::new(), scratch: Vec::new(), sides: [Side::new(), Side::new()], soa: Soa::new() }
+        Self {
+            keys: Vec::new(),
+            scratch: Vec::new(),
+            sides: [Side::new(), Side::new()],
+            soa: Soa::new(),
+            parts: Parts::default(),
+        }
     }
 
     /// Bytes of memory the workspace holds.
@@ -95,6 +119,7 @@ impl<S: Scalar> Workspace<S> {
         (self.keys.capacity() + self.scratch.capacity()) * 8
             + self.sides.iter().map(Side::bytes).sum::<usize>()
             + self.soa.bytes()
+            + self.parts.bytes()
     }
 }
 

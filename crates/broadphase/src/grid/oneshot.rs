@@ -315,6 +315,7 @@ fn oversized_by_cell<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
     big: &[Entry<S>],
     side: &Side<S>,
     parallel: bool,
+    parts: &mut Vec<Vec<P>>,
     out: &mut Vec<P>,
 ) {
     let ncells = layout.cell_count();
@@ -355,7 +356,7 @@ fn oversized_by_cell<S: Scalar, const D: usize, P: OutPair, const O_LEFT: bool>(
         }
         let (lists, starts) = (&lists, &starts);
         let pieces = par::piece_count(ncells, PIECE_CELLS);
-        par::pieces(parallel, pieces, out, |p, out| {
+        par::pieces(parallel, pieces, out, parts, |p, out| {
             for c in p * ncells / pieces..(p + 1) * ncells / pieces {
                 let os = &lists[starts[c] as usize..starts[c + 1] as usize];
                 if os.is_empty() {
@@ -449,14 +450,15 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         return sap::complete(boxes, axis, parallel, ws, out);
     }
     let layout = Layout::new(&Profile::new(boxes), cell);
-    let Workspace { keys, scratch, sides, .. } = ws;
+    let Workspace { keys, scratch, sides, parts, .. } = ws;
+    let parts = &mut parts.pairs;
     let side = &mut sides[0];
     build(boxes, &layout, keys, scratch, side, parallel);
     let side = &*side;
     let ncells = layout.cell_count();
     let pieces = par::piece_count(ncells, PIECE_CELLS);
     let simd = Simd::detect();
-    par::pieces(parallel, pieces, out, |p, out| {
+    par::pieces(parallel, pieces, out, parts, |p, out| {
         let mut buf = Soa::new();
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
@@ -471,7 +473,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         compute_far(&layout, &mut sides[0]);
         let side = &sides[0];
         let e = sap::sorted_entries(boxes, Some(&big), &layout.axes, parallel, keys, scratch);
-        oversized_by_cell::<S, D, Pair, true>(&layout, boxes, &e[..e.len() - 1], side, parallel, out);
+        oversized_by_cell::<S, D, Pair, true>(&layout, boxes, &e[..e.len() - 1], side, parallel, parts, out);
         crate::sweep::sweep_one(&e, 0..e.len() - 1, out);
     }
 }
@@ -490,7 +492,8 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
         return sap::bipartite(a, b, axis, parallel, ws, out);
     }
     let layout = Layout::new(&Profile::bipartite(a, b), cell);
-    let Workspace { keys, scratch, sides, .. } = ws;
+    let Workspace { keys, scratch, sides, parts, .. } = ws;
+    let parts = &mut parts.cross;
     let [sa, sb] = sides;
     build(a, &layout, keys, scratch, sa, parallel);
     build(b, &layout, keys, scratch, sb, parallel);
@@ -498,7 +501,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     {
         let (sa, sb) = (&*sa, &*sb);
         let pieces = par::piece_count(ncells, PIECE_CELLS);
-        par::pieces(parallel, pieces, out, |p, out| {
+        par::pieces(parallel, pieces, out, parts, |p, out| {
             for c in p * ncells / pieces..(p + 1) * ncells / pieces {
                 sweep_two_lists(&sa.entries, list(sa, c), &sb.entries, list(sb, c), out);
             }
@@ -517,14 +520,14 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     let eb = sorted(b, &sb.oversized, keys, scratch);
     if !ea.is_empty() {
         compute_far(&layout, sb);
-        oversized_by_cell::<S, D, CrossPair, true>(&layout, a, &ea[..ea.len() - 1], sb, parallel, out);
+        oversized_by_cell::<S, D, CrossPair, true>(&layout, a, &ea[..ea.len() - 1], sb, parallel, parts, out);
     }
     if !eb.is_empty() {
         compute_far(&layout, sa);
-        oversized_by_cell::<S, D, CrossPair, false>(&layout, b, &eb[..eb.len() - 1], sa, parallel, out);
+        oversized_by_cell::<S, D, CrossPair, false>(&layout, b, &eb[..eb.len() - 1], sa, parallel, parts, out);
     }
     if !ea.is_empty() && !eb.is_empty() {
-        sap::sweep_sorted_pair(&ea, &eb, parallel, out);
+        sap::sweep_sorted_pair(&ea, &eb, parallel, parts, out);
     }
 }
 

@@ -84,7 +84,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     out: &mut Vec<Pair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, soa, .. } = ws;
+    let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
     soa.fill_sorted(boxes, keys, &axes, parallel);
     let soa = &*soa;
@@ -94,7 +94,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let groups = n.div_ceil(S::GROUP);
     let pieces = par::piece_count(n, PIECE);
     let simd = Simd::detect();
-    par::pieces(parallel, pieces, out, |k, out| {
+    par::pieces(parallel, pieces, out, &mut parts.pairs, |k, out| {
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
         sweep_rows(soa, g0 * S::GROUP..g1 * S::GROUP, simd, out);
     });
@@ -110,11 +110,11 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     out: &mut Vec<CrossPair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, sides, .. } = ws;
+    let Workspace { keys, scratch, sides, parts, .. } = ws;
     let [sa, sb] = sides;
     sort_entries(a, None, &axes, parallel, keys, scratch, &mut sa.entries);
     sort_entries(b, None, &axes, parallel, keys, scratch, &mut sb.entries);
-    sweep_sorted_pair(&sa.entries, &sb.entries, parallel, out);
+    sweep_sorted_pair(&sa.entries, &sb.entries, parallel, &mut parts.cross, out);
 }
 
 /// The bipartite sweep of two sorted entry lists, cut into pieces of the
@@ -124,11 +124,12 @@ pub(crate) fn sweep_sorted_pair<S: Scalar, P: crate::pair::OutPair>(
     ea: &[Entry<S>],
     eb: &[Entry<S>],
     parallel: bool,
+    parts: &mut Vec<Vec<P>>,
     out: &mut Vec<P>,
 ) {
     let total = ea.len() + eb.len() - 2;
     let pieces = par::piece_count(total, PIECE);
-    par::pieces(parallel, pieces, out, |k, out| {
+    par::pieces(parallel, pieces, out, parts, |k, out| {
         let (m0, m1) = (k * total / pieces, (k + 1) * total / pieces);
         let (i, j) = merge_split(ea, eb, m0);
         sweep_two_from(ea, eb, i, j, m1 - m0, out);
