@@ -8,7 +8,8 @@ use crate::{CrossPair, Pair, Scalar};
 ///
 /// A search needs scratch space in proportion to the number of boxes (for
 /// the grid about 80 bytes per `f64` box: sort keys, the boxes laid out by
-/// cell, the cells' lists). [`PairFinder::find_into`](crate::PairFinder::find_into)
+/// cell, the cells' lists; a threaded search also keeps its pieces' pairs,
+/// as many as it reports, to join them into the output). [`PairFinder::find_into`](crate::PairFinder::find_into)
 /// allocates it afresh on every call; passing the same `Workspace` to
 /// repeated searches ([`PairFinder::find_with`](crate::PairFinder::find_with),
 /// once per frame, say) reuses it instead. Fresh memory is not free: the
