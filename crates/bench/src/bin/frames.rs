@@ -73,6 +73,7 @@ trait Contender {
 }
 
 struct Persistent {
+    label: Option<String>,
     bp: Box<dyn BroadPhase<f32, 3>>,
     ids: Vec<ProxyId>,
     events: Vec<PairEvent>,
@@ -86,13 +87,13 @@ impl Persistent {
         bp.insert_batch(&ps, &mut ids).unwrap();
         let mut events = Vec::new();
         bp.update(&mut events);
-        Self { bp, ids, events, batch: Vec::new() }
+        Self { label: None, bp, ids, events, batch: Vec::new() }
     }
 }
 
 impl Contender for Persistent {
     fn name(&self) -> String {
-        self.bp.name().to_string()
+        self.label.clone().unwrap_or_else(|| self.bp.name().to_string())
     }
 
     fn frame(&mut self, _w: &World, moves: &[(u32, Aabb<f32, 3>)]) -> usize {
@@ -150,6 +151,18 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         let g = Engine::with_index(Default::default(), GridIndex::new(a.margin));
         cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, w.boxes())));
     }
+    if let Ok(v) = std::env::var("FRAMES_GRIDS") {
+        // Tuning aid: grids with other margins and predictions
+        // ("MARGIN:FRAMES,..."), timed alongside the rest.
+        for spec in v.split(',') {
+            let (m, p) = spec.split_once(':').expect("FRAMES_GRIDS=MARGIN:FRAMES,...");
+            let (m, p) = (m.parse().expect("margin"), p.parse().expect("frames"));
+            let g = Engine::with_index(Default::default(), GridIndex::new(m).with_prediction(p));
+            let mut c = Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, w.boxes());
+            c.label = Some(format!("hash-grid margin {m} predict {p}"));
+            cs.push(Box::new(c));
+        }
+    }
     if want("tree") {
         cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), w.boxes())));
     }
@@ -193,6 +206,7 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         }
         assert!(counts.iter().all(|&c| c == counts[0]), "frame {f}: pair counts differ: {counts:?}");
     }
+    let mean: Vec<f64> = times.iter().map(|t| t.iter().sum::<f64>() / t.len() as f64).collect();
     let med: Vec<f64> = times.into_iter().map(median).collect();
     let (one, parry) = (med[med.len() - 2], med[med.len() - 1]);
     println!(
@@ -201,13 +215,15 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         a.speed,
         counts[0]
     );
-    for (c, t) in cs.iter().zip(&med) {
+    for ((c, t), m) in cs.iter().zip(&med).zip(&mean) {
         println!(
-            "  {:38} {:>9.3} ms   one-shot/this {:>6.2}x   parry/this {:>6.2}x",
+            "  {:38} {:>9.3} ms   one-shot/this {:>6.2}x   parry/this {:>6.2}x   mean {:>9.3} ms ({:>5.2}x parry's mean)",
             c.name(),
             t * 1e3,
             one / t,
-            parry / t
+            parry / t,
+            m * 1e3,
+            mean[mean.len() - 1] / m
         );
     }
 }

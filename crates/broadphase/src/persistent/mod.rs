@@ -67,6 +67,7 @@ mod brute;
 mod cells;
 mod engine;
 mod grid;
+mod marks;
 mod mbp;
 mod pairs;
 mod query;
@@ -76,12 +77,12 @@ mod tree;
 
 pub use brute::BruteIndex;
 pub use engine::{Engine, SpatialIndex};
-pub use grid::{GridIndex, DEFAULT_MARGIN as GRID_DEFAULT_MARGIN};
+pub use grid::{GridIndex, DEFAULT_MARGIN as GRID_DEFAULT_MARGIN, DEFAULT_PREDICT as GRID_DEFAULT_PREDICT};
 pub use mbp::MbpIndex;
 pub use pairs::{PairEvent, ProxyPair};
 pub use query::{Ray, RayHit, Sphere};
 pub use sap::SapIndex;
-pub use tree::{TreeIndex, DEFAULT_MARGIN as TREE_DEFAULT_MARGIN};
+pub use tree::{TreeIndex, DEFAULT_MARGIN as TREE_DEFAULT_MARGIN, DEFAULT_PREDICT as TREE_DEFAULT_PREDICT};
 
 use crate::{Aabb, Scalar};
 

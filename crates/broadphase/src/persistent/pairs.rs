@@ -172,8 +172,13 @@ impl PairCache {
     /// The record of the pair of slots `x`, `y`, if tracked.
     #[inline]
     pub fn position(&self, x: u32, y: u32) -> Option<u32> {
-        let (s, t) = if self.adj[x as usize].len() <= self.adj[y as usize].len() { (x, y) } else { (y, x) };
-        self.adj[s as usize].iter().find(|e| e[0] == t).map(|e| e[1] & !EXACT)
+        // PERF: callers pass the slot whose pairs they are working on as
+        // `x` (its array is in the cache): a short one is scanned without
+        // reading `y`'s array header, a cache miss.
+        let lx = &self.adj[x as usize];
+        let (list, t) =
+            if lx.len() <= 16 || lx.len() <= self.adj[y as usize].len() { (lx, y) } else { (&self.adj[y as usize], x) };
+        list.iter().find(|e| e[0] == t).map(|e| e[1] & !EXACT)
     }
 
     /// Sets the entry flags of record `pos` on both sides.

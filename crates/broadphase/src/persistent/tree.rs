@@ -27,6 +27,7 @@
 //! median centre of the widest axis: O(n log n) and a good tree.
 
 use super::engine::{sealed::IndexImpl, Frame};
+use super::marks::Marks;
 use super::pairs::NIL;
 use super::query::{fatten, Region};
 use super::store::{State, Store};
@@ -34,8 +35,11 @@ use crate::{Aabb, BodyKind, Scalar};
 
 /// The default margin, as a fraction of the typical box extent.
 pub const DEFAULT_MARGIN: f64 = 0.1;
-/// How many frames of the last displacement a fat box anticipates.
-const PREDICT: f64 = 4.0;
+/// How many updates of its displacement a moving proxy's fat box
+/// anticipates, by default (8 measured better than 4 in `frames`: fewer
+/// re-fattenings for a few more tracked pairs along the motion).
+pub const DEFAULT_PREDICT: f64 = 8.0;
+
 /// Batches of arrivals at least this large (and half the tree's size) are
 /// placed by a top-down build instead of one insertion each.
 const BULK_MIN: usize = 256;
@@ -386,12 +390,13 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
 #[derive(Clone, Debug)]
 pub struct TreeIndex<S: Scalar, const D: usize> {
     margin_ratio: f64,
+    predict: f64,
     margin: f64,
     trees: [Tree<S, D>; 2],
     /// Leaf node of each indexed slot (in the tree its kind picks).
     leaf: Vec<u32>,
-    stamp: Vec<u32>,
-    clock: u32,
+    /// The slots whose fat box changed in the last update.
+    changed: Marks,
     refat: Vec<u32>,
     items: Vec<(u32, Aabb<S, D>)>,
     stack: Vec<u32>,
@@ -415,15 +420,23 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         let ratio = if ratio.is_nan() { DEFAULT_MARGIN } else { ratio.clamp(0.0, 4.0) };
         Self {
             margin_ratio: ratio,
+            predict: DEFAULT_PREDICT,
             margin: f64::NAN,
             trees: [Tree::default(), Tree::default()],
             leaf: Vec::new(),
-            stamp: Vec::new(),
-            clock: 0,
+            changed: Marks::default(),
             refat: Vec::new(),
             items: Vec::new(),
             stack: Vec::new(),
         }
+    }
+
+    /// The same index whose moving proxies' fat boxes reach `frames`
+    /// updates of their displacement ahead (default [`DEFAULT_PREDICT`]).
+    /// Clamped to `[0, 64]` (NaN counts as the default).
+    pub fn with_prediction(mut self, frames: f64) -> Self {
+        self.predict = if frames.is_nan() { DEFAULT_PREDICT } else { frames.clamp(0.0, 64.0) };
+        self
     }
 
     fn choose(&mut self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) {
@@ -434,13 +447,12 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
 
     /// The fat box of a box moving by `motion` per update (if known).
     fn fat(&self, b: &Aabb<S, D>, motion: Option<[f64; D]>) -> Aabb<S, D> {
-        fatten(b, motion, self.margin, PREDICT)
+        fatten(b, motion, self.margin, self.predict)
     }
 
     fn ensure(&mut self, slots: usize) {
         if self.leaf.len() < slots {
             self.leaf.resize(slots, NIL);
-            self.stamp.resize(slots, 0);
         }
     }
 
@@ -452,7 +464,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
     fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
         let fat = self.fat(&store.aabb[s as usize], motion);
         self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
-        self.stamp[s as usize] = self.clock;
+        self.changed.mark(s);
     }
 
     fn take(&mut self, store: &Store<S, D>, s: u32) {
@@ -481,7 +493,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     const ONESHOT: bool = true;
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
-        self.clock = self.clock.wrapping_add(1);
+        self.changed.clear();
         self.ensure(store.slots());
         if self.margin.is_nan() {
             self.choose(store, frame.inserted.iter().copied());
@@ -513,7 +525,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                 items.clear();
                 for &s in frame.inserted.iter().filter(|&&s| tree_of(store.kind[s as usize]) == t) {
                     items.push((s, self.fat(&store.aabb[s as usize], None)));
-                    self.stamp[s as usize] = self.clock;
+                    self.changed.mark(s);
                 }
                 self.trees[t].leaves_into(&mut items);
                 let mut leaf = core::mem::take(&mut self.leaf);
@@ -542,7 +554,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     }
 
     fn box_changed(&self, s: u32) -> bool {
-        self.stamp[s as usize] == self.clock
+        self.changed.has(s)
     }
 
     fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
@@ -550,11 +562,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     }
 
     fn empty_like(&self) -> Self {
-        Self::new(self.margin_ratio)
+        Self::new(self.margin_ratio).with_prediction(self.predict)
     }
 
     fn rebuild(&mut self, store: &Store<S, D>) {
-        self.clock = self.clock.wrapping_add(1);
+        self.changed.clear();
         self.ensure(store.slots());
         let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
         self.choose(store, live());
@@ -571,7 +583,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             self.leaf = leaf;
         }
         for s in live() {
-            self.stamp[s as usize] = self.clock;
+            self.changed.mark(s);
         }
         self.items = items;
     }
@@ -618,7 +630,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.trees.iter().map(|t| t.nodes.capacity() * size_of::<Node<S, D>>() + t.free.capacity() * 4).sum::<usize>()
-            + (self.leaf.capacity() + self.stamp.capacity() + self.refat.capacity()) * 4
+            + (self.leaf.capacity() + self.refat.capacity()) * 4
+            + self.changed.memory()
             + self.items.capacity() * size_of::<(u32, Aabb<S, D>)>()
     }
 }
