@@ -242,10 +242,28 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     #[inline]
     fn allowed(&self, x: u32, y: u32) -> bool {
         let (x, y) = (x as usize, y as usize);
-        // Every proxy dynamic with filter ALL (the common case): no lookups.
+        // Every proxy dynamic with filter ALL (the common case): no lookups;
+        // no filters at all (static worlds): the kinds only, a byte each.
         self.store.all_plain()
             || (self.policy.allows(self.store.kind[x], self.store.kind[y])
-                && self.store.filter[x].accepts(&self.store.filter[y]))
+                && (self.store.no_filters() || self.store.filter[x].accepts(&self.store.filter[y])))
+    }
+
+    /// Tracks the pair of live slots `x != y`, which the index holds as
+    /// overlapping and which is not tracked, if it is allowed; it begins if
+    /// the exact boxes overlap. For pairs found once each by a search over
+    /// the held boxes, when nothing else was tracked in the frame.
+    #[inline]
+    fn track_found(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
+        debug_assert!(self.cache.position(x, y).is_none() && self.index.tracks(&self.store, x, y));
+        if self.allowed(x, y) {
+            let p = self.pair(x, y);
+            let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
+            self.cache.add(p, exact);
+            if exact {
+                events.push(PairEvent::Begin(p));
+            }
+        }
     }
 
     #[inline]
@@ -565,7 +583,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
 
     /// The pairs of the inserted proxies (among themselves and with the
     /// others) by one complete and one bipartite search.
-    fn begin_inserted(&mut self, events: &mut Vec<PairEvent>) {
+    fn begin_inserted(&mut self, fresh: bool, events: &mut Vec<PairEvent>) {
         let mut sc = core::mem::take(&mut self.scratch);
         sc.seen.clear();
         sc.seen.resize(self.store.slots(), 0);
@@ -595,13 +613,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         finder.find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs).expect("within MAX_BOXES");
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            self.try_track(x, y, events);
+            if fresh {
+                self.track_found(x, y, events);
+            } else {
+                self.try_track(x, y, events);
+            }
         }
         sc.cross.clear();
         finder.find_bipartite_with(&mut sc.ws, &sc.boxes, &sc.others, &mut sc.cross).expect("within MAX_BOXES");
         for p in &sc.cross {
             let (x, y) = (sc.slots[p.a as usize], sc.other_slots[p.b as usize]);
-            self.try_track(x, y, events);
+            if fresh {
+                self.track_found(x, y, events);
+            } else {
+                self.try_track(x, y, events);
+            }
         }
         self.scratch = sc;
     }
@@ -779,7 +805,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 self.try_track(x, y, events);
             }
             if inserted_by_oneshot {
-                self.begin_inserted(events);
+                // With no candidate before, no pair of an arrival is tracked:
+                // the searches' pairs need no lookup (level streaming).
+                self.begin_inserted(cand.is_empty(), events);
             }
         }
         self.candidates = cand;

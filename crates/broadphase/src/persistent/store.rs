@@ -78,6 +78,9 @@ pub struct Store<S: Scalar, const D: usize> {
     /// dynamic, or a filter other than `Filter::ALL`. At zero every pair is
     /// allowed and the engine skips the checks.
     special: usize,
+    /// Taken slots whose filter is not `Filter::ALL` (at zero only the
+    /// kinds can refuse a pair).
+    filtered: usize,
 }
 
 /// Whether a proxy accepts every pair with a dynamic proxy of filter ALL
@@ -105,6 +108,7 @@ impl<S: Scalar, const D: usize> Default for Store<S, D> {
             free: Vec::new(),
             live: 0,
             special: 0,
+            filtered: 0,
         }
     }
 }
@@ -223,6 +227,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         if !plain(p.kind, &p.filter) {
             self.special += 1;
         }
+        self.filtered += usize::from(p.filter != Filter::ALL);
         self.inserted.push(s);
         self.live += 1;
         self.id(s)
@@ -315,6 +320,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         let i = s as usize;
         let kind = self.kind[i];
         self.special = self.special - usize::from(!plain(kind, &self.filter[i])) + usize::from(!plain(kind, &filter));
+        self.filtered = self.filtered - usize::from(self.filter[i] != Filter::ALL) + usize::from(filter != Filter::ALL);
         self.filter[i] = filter;
     }
 
@@ -325,15 +331,25 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.special == 0
     }
 
-    /// The count of special slots, counted again (for `validate`).
+    /// Whether every taken slot has the filter `Filter::ALL` (only kinds
+    /// can refuse a pair).
+    #[inline]
+    pub fn no_filters(&self) -> bool {
+        self.filtered == 0
+    }
+
+    /// The counts of special and filtered slots, counted again (for
+    /// `validate`).
     fn check_special(&self) -> Result<(), String> {
-        let n = (0..self.state.len())
-            .filter(|&i| self.state[i] != State::Free && !plain(self.kind[i], &self.filter[i]))
-            .count();
-        if n == self.special {
-            Ok(())
-        } else {
+        let taken = || (0..self.state.len()).filter(|&i| self.state[i] != State::Free);
+        let n = taken().filter(|&i| !plain(self.kind[i], &self.filter[i])).count();
+        let f = taken().filter(|&i| self.filter[i] != Filter::ALL).count();
+        if n != self.special {
             Err(format!("{} special slots counted, {n} found", self.special))
+        } else if f != self.filtered {
+            Err(format!("{} filtered slots counted, {f} found", self.filtered))
+        } else {
+            Ok(())
         }
     }
 
@@ -343,6 +359,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         if !plain(self.kind[i], &self.filter[i]) {
             self.special -= 1;
         }
+        self.filtered -= usize::from(self.filter[i] != Filter::ALL);
         self.state[i] = State::Free;
         self.generation[i] = self.generation[i].wrapping_add(1);
         self.free.push(s);
