@@ -116,13 +116,18 @@ impl<S: Scalar> Soa<S> {
     }
 
     /// Gathers boxes in the order of `keys` (sorted keyed items), every box
-    /// at home (sort-and-sweep), on threads when asked.
-    pub(crate) fn fill_sorted<const D: usize>(
+    /// at home (sort-and-sweep), on threads when asked. Coordinates become
+    /// column values by `lower` (starts) and `upper` (ends): the identity,
+    /// or a rounding outward (see [`lower_f32`]) that keeps every overlap.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fill_sorted<T: Scalar, const D: usize>(
         &mut self,
-        boxes: &[crate::Aabb<S, D>],
+        boxes: &[crate::Aabb<T, D>],
         keys: &[u64],
         axes: &crate::sweep::Axes,
         parallel: bool,
+        lower: impl Fn(T) -> S + Sync + Copy,
+        upper: impl Fn(T) -> S + Sync + Copy,
     ) {
         let m = keys.len();
         self.reserve(m);
@@ -147,13 +152,13 @@ impl<S: Scalar> Soa<S> {
                 rest = tail;
                 k0 += len;
             }
-            parts.into_par_iter().for_each(|(k0, cols)| cols.gather(boxes, &keys[k0..], axes));
+            parts.into_par_iter().for_each(|(k0, cols)| cols.gather(boxes, &keys[k0..], axes, lower, upper));
             self.pad(m);
             self.all_home = true;
             return;
         }
         let _ = parallel;
-        columns.gather(boxes, keys, axes);
+        columns.gather(boxes, keys, axes, lower, upper);
         self.pad(m);
         self.all_home = true;
     }
@@ -218,8 +223,16 @@ impl<'a, S: Scalar> Columns<'a, S> {
     }
 
     /// Fills the rows from the boxes named by `keys` (at least as many as
-    /// rows). Reads the boxes at random: fetches ahead.
-    fn gather<const D: usize>(self, boxes: &[crate::Aabb<S, D>], keys: &[u64], axes: &crate::sweep::Axes) {
+    /// rows), converting starts by `lower` and ends by `upper`. Reads the
+    /// boxes at random: fetches ahead.
+    fn gather<T: Scalar, const D: usize>(
+        self,
+        boxes: &[crate::Aabb<T, D>],
+        keys: &[u64],
+        axes: &crate::sweep::Axes,
+        lower: impl Fn(T) -> S,
+        upper: impl Fn(T) -> S,
+    ) {
         const AHEAD: usize = 12;
         let [y, z] = axes.cross;
         let x = axes.sweep;
@@ -230,16 +243,44 @@ impl<'a, S: Scalar> Columns<'a, S> {
             let i = crate::sort::payload(keys[k]);
             let b = &boxes[i as usize];
             let (lo, hi) = (b.min(), b.max());
-            self.lo[k] = lo[x];
-            self.hi[k] = hi[x];
-            self.c[0][k] = lo[y];
-            self.c[1][k] = lo[z];
-            self.c[2][k] = -hi[y];
-            self.c[3][k] = -hi[z];
+            self.lo[k] = lower(lo[x]);
+            self.hi[k] = upper(hi[x]);
+            self.c[0][k] = lower(lo[y]);
+            self.c[1][k] = lower(lo[z]);
+            self.c[2][k] = -upper(hi[y]);
+            self.c[3][k] = -upper(hi[z]);
             self.id[k] = i;
             self.home[k] = HOME_BOTH;
         }
     }
+}
+
+/// The largest `f32` at or below `v` (`-∞` below the range). With
+/// [`upper_f32`] for ends, every comparison the kernels make (a start at or
+/// below an end) that holds for the exact values holds for the rounded ones:
+/// the columns find a superset of the pairs, in the same order.
+#[inline]
+pub(crate) fn lower_f32(v: f64) -> f32 {
+    let f = v as f32;
+    let bits = f.to_bits();
+    // PERF: whether `v` was rounded up is a coin toss on real data: step
+    // by the comparison's value (a flag in a register), do not branch on it
+    // (`next_down` does, and a select becomes a branch).
+    let up = u32::from(f as f64 > v);
+    if bits << 1 == 0 {
+        // ±0: below it, the negative subnormal nearest zero.
+        return if up == 1 { f32::from_bits(0x8000_0001) } else { f };
+    }
+    // Away from zero for a negative value, toward it for a positive one.
+    f32::from_bits(if bits >> 31 == 0 { bits - up } else { bits + up })
+}
+
+/// The smallest `f32` at or above `v`, clamped to `f32::MAX` (an end of
+/// `+∞` would reach the padding, whose start is `+∞`; clamping keeps the
+/// comparisons with starts, which are at most `f32::MAX` when finite).
+#[inline]
+pub(crate) fn upper_f32(v: f64) -> f32 {
+    -lower_f32(-v).max(-f32::MAX)
 }
 
 /// The SIMD level of this CPU, detected once per search.
@@ -640,8 +681,6 @@ pub(crate) mod x86 {
             };
             let mut d = 1;
             if LONG {
-                // Every live row overlaps its next `safe` successors on the
-                // sweep axis: test the cross axes only.
                 let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(16), b.len);
                 while d <= safe {
                     let ok = cross(live, i + d);
@@ -734,5 +773,43 @@ mod tests {
     #[test]
     fn simd_matches_portable_f32() {
         check::<f32>(|v| v as f32);
+    }
+
+    /// `lower_f32` is the largest `f32` at or below the value and
+    /// `upper_f32` the smallest at or above (clamped to the finite range),
+    /// across signs, zeros, subnormals, exact `f32` values and the limits.
+    #[test]
+    fn rounding_outward_to_f32() {
+        let mut s = 11;
+        let mut values = vec![
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            1e-46,
+            -1e-46,
+            f32::MAX as f64,
+            -(f32::MAX as f64),
+            3.5e38,
+            -3.5e38,
+            1e300,
+            -1e300,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for e in -60..60 {
+            let m = lcg(&mut s) * 2.0 - 1.0;
+            let v = m * 2f64.powi(e * 2);
+            values.extend([v, v as f32 as f64, (v as f32 as f64) * (1.0 + f64::EPSILON)]);
+        }
+        for &v in &values {
+            let (lo, hi) = (lower_f32(v), upper_f32(v));
+            assert!((lo as f64) <= v && lo.next_up() as f64 > v, "lower {v:e}: {lo:e}");
+            if v <= f32::MAX as f64 {
+                assert!((hi as f64) >= v && (hi.next_down() as f64) < v, "upper {v:e}: {hi:e}");
+            } else {
+                assert_eq!(hi, f32::MAX, "upper {v:e} clamps");
+            }
+        }
     }
 }

@@ -85,6 +85,9 @@ pub trait Scalar:
     /// sign of zero). When it is not, equal keys may hide different values and
     /// the sorts refine runs of equal keys with exact comparisons.
     const KEY_IS_EXACT: bool;
+    /// Whether sort-and-sweep runs its kernel on `f32` columns rounded
+    /// outward (twice the lanes), re-testing the hits exactly (`f64`).
+    const SWEEP_NARROW: bool;
 
     /// The value as `f64` (exact for both types).
     fn to_f64(self) -> f64;
@@ -138,6 +141,7 @@ impl Scalar for f32 {
     const ZERO: Self = 0.0;
     const INFINITY: Self = f32::INFINITY;
     const KEY_IS_EXACT: bool = true;
+    const SWEEP_NARROW: bool = false;
 
     #[inline]
     fn to_f64(self) -> f64 {
@@ -165,6 +169,7 @@ impl Scalar for f64 {
     const ZERO: Self = 0.0;
     const INFINITY: Self = f64::INFINITY;
     const KEY_IS_EXACT: bool = false;
+    const SWEEP_NARROW: bool = true;
 
     #[inline]
     fn to_f64(self) -> f64 {

@@ -1,6 +1,6 @@
 //! One-shot sort-and-sweep, complete and bipartite.
 
-use crate::grid::kernel::{sweep_rows, Simd};
+use crate::grid::kernel::{lower_f32, sweep_rows, upper_f32, Simd, Soa};
 use crate::par;
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::sweep::{merge_split, sweep_two_from, Axes, Entry};
@@ -76,6 +76,13 @@ pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
 /// All overlapping pairs of `boxes`, sweeping along `axis`: radix sort,
 /// then the columnar SIMD kernel (see `grid::kernel`) with every box at
 /// home, in pieces of rows for threads.
+///
+/// `f64` boxes are swept as `f32` columns rounded outward (starts down,
+/// ends up; see [`lower_f32`]), twice the lanes per instruction, and each
+/// pair the columns find is tested again on the exact boxes: the rounded
+/// columns find every overlapping pair and, beyond them, only pairs within
+/// an `f32` rounding of touching, so the re-test costs a read of two boxes
+/// per pair found. The order is that of the `f32` kernel on every path.
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     axis: usize,
@@ -84,19 +91,47 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     out: &mut Vec<Pair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, soa, parts, .. } = ws;
+    let Workspace { keys, scratch, soa, soa32, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    soa.fill_sorted(boxes, keys, &axes, parallel);
-    let soa = &*soa;
+    let simd = Simd::detect();
+    if S::SWEEP_NARROW {
+        let (lower, upper) = (|v: S| lower_f32(v.to_f64()), |v: S| upper_f32(v.to_f64()));
+        soa32.fill_sorted(boxes, keys, &axes, parallel, lower, upper);
+        sweep_all(soa32, parallel, simd, &mut parts.pairs, out, |p| {
+            boxes[p.a() as usize].overlaps(&boxes[p.b() as usize])
+        });
+    } else {
+        soa.fill_sorted(boxes, keys, &axes, parallel, |v| v, |v| v);
+        sweep_all(soa, parallel, simd, &mut parts.pairs, out, |_| true);
+    }
+}
+
+/// Every pair of the sorted columns that `keep` keeps, in pieces of rows
+/// for threads (each piece filters what it found).
+fn sweep_all<C: Scalar>(
+    soa: &Soa<C>,
+    parallel: bool,
+    simd: Simd,
+    parts: &mut Vec<Vec<Pair>>,
+    out: &mut Vec<Pair>,
+    keep: impl Fn(&Pair) -> bool + Sync,
+) {
     let n = soa.len();
     // Pieces start on group boundaries, so that they reproduce the order of
     // one run over all rows.
-    let groups = n.div_ceil(S::GROUP);
+    let groups = n.div_ceil(C::GROUP);
     let pieces = par::piece_count(n, PIECE);
-    let simd = Simd::detect();
-    par::pieces(parallel, pieces, out, &mut parts.pairs, |k, out| {
+    par::pieces(parallel, pieces, out, parts, |k, out| {
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
-        sweep_rows(soa, g0 * S::GROUP..g1 * S::GROUP, simd, out);
+        let start = out.len();
+        sweep_rows(soa, g0 * C::GROUP..g1 * C::GROUP, simd, out);
+        let mut kept = start;
+        for i in start..out.len() {
+            let p = out[i];
+            out[kept] = p;
+            kept += usize::from(keep(&p));
+        }
+        out.truncate(kept);
     });
 }
 
