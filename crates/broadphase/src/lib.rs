@@ -65,6 +65,7 @@ mod par;
 pub mod persistent;
 mod sap;
 mod sort;
+mod split;
 mod stats;
 mod sweep;
 mod tree;

@@ -74,7 +74,10 @@ impl FromStr for Algorithm {
 /// What a search did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// The algorithm that ran (what `Auto` chose, or the one asked for).
+    /// The algorithm that ran (what `Auto` chose, or the one asked for);
+    /// `Auto` itself when it split the boxes by shape and searched each
+    /// class of long boxes alone and against the others, each search with
+    /// its own choice.
     pub algorithm: Algorithm,
     /// Pairs appended to the output.
     pub pairs: usize,
@@ -188,24 +191,64 @@ impl PairFinder {
     ) -> Result<Report, FindError> {
         check_dim::<D>()?;
         check_len(boxes.len())?;
-        let axis = self.checked_axis::<D>()?;
-        let algorithm = match self.algorithm {
-            Algorithm::Auto => auto::choose(boxes),
-            a => a,
-        };
+        self.checked_axis::<D>()?;
         let before = out.len();
+        let algorithm = if self.algorithm == Algorithm::Auto && crate::split::worth_it(boxes) {
+            // Long boxes along different axes: searched class by class.
+            crate::split::complete(self, ws, boxes, out);
+            Algorithm::Auto
+        } else {
+            let algorithm = match self.algorithm {
+                Algorithm::Auto => auto::choose(boxes),
+                a => a,
+            };
+            self.complete_with(algorithm, ws, boxes, out);
+            algorithm
+        };
+        Ok(Report { algorithm, pairs: out.len() - before })
+    }
+
+    /// A complete search by `algorithm` (not `Auto`), the configuration
+    /// checked.
+    fn complete_with<S: Scalar, const D: usize>(
+        &self,
+        algorithm: Algorithm,
+        ws: &mut Workspace<S>,
+        boxes: &[Aabb<S, D>],
+        out: &mut Vec<Pair>,
+    ) {
         match algorithm {
             Algorithm::Auto => unreachable!("auto::choose returns a concrete algorithm"),
             Algorithm::BruteForce => brute_force::complete(boxes, out),
             Algorithm::SortAndSweep => {
-                let axis = axis.unwrap_or_else(|| crate::stats::Profile::new(boxes).sweep_axis());
+                let axis = self.sweep_axis.unwrap_or_else(|| crate::stats::Profile::new(boxes).sweep_axis());
                 sap::oneshot::complete(boxes, axis, self.parallel, ws, out)
             }
             Algorithm::Grid => grid::oneshot::complete(boxes, self.cell_size, self.parallel, ws, out),
             Algorithm::Bvh => tree::bvh::complete(boxes, out),
             Algorithm::BoxIntersect => box_intersect::complete(boxes, self.cutoff, out),
         }
-        Ok(Report { algorithm, pairs: out.len() - before })
+    }
+
+    /// A complete search by `Auto`'s choice of one algorithm (no split).
+    pub(crate) fn complete_auto<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        boxes: &[Aabb<S, D>],
+        out: &mut Vec<Pair>,
+    ) {
+        self.complete_with(auto::choose(boxes), ws, boxes, out);
+    }
+
+    /// A bipartite search by `Auto`'s choice of one algorithm.
+    pub(crate) fn bipartite_auto<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+        out: &mut Vec<CrossPair>,
+    ) {
+        self.bipartite_with(auto::choose_bipartite(a, b), ws, a, b, out);
     }
 
     /// Every overlapping pair `(i, j)` of `a[i]` and `b[j]`.
@@ -240,24 +283,37 @@ impl PairFinder {
     ) -> Result<Report, FindError> {
         check_dim::<D>()?;
         check_len(a.len().saturating_add(b.len()))?;
-        let axis = self.checked_axis::<D>()?;
+        self.checked_axis::<D>()?;
         let algorithm = match self.algorithm {
             Algorithm::Auto => auto::choose_bipartite(a, b),
             x => x,
         };
         let before = out.len();
+        self.bipartite_with(algorithm, ws, a, b, out);
+        Ok(Report { algorithm, pairs: out.len() - before })
+    }
+
+    /// A bipartite search by `algorithm` (not `Auto`), the configuration
+    /// checked.
+    fn bipartite_with<S: Scalar, const D: usize>(
+        &self,
+        algorithm: Algorithm,
+        ws: &mut Workspace<S>,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+        out: &mut Vec<CrossPair>,
+    ) {
         match algorithm {
             Algorithm::Auto => unreachable!("auto::choose_bipartite returns a concrete algorithm"),
             Algorithm::BruteForce => brute_force::bipartite(a, b, out),
             Algorithm::SortAndSweep => {
-                let axis = axis.unwrap_or_else(|| crate::stats::Profile::bipartite(a, b).sweep_axis());
+                let axis = self.sweep_axis.unwrap_or_else(|| crate::stats::Profile::bipartite(a, b).sweep_axis());
                 sap::oneshot::bipartite(a, b, axis, self.parallel, ws, out)
             }
             Algorithm::Grid => grid::oneshot::bipartite(a, b, self.cell_size, self.parallel, ws, out),
             Algorithm::Bvh => tree::bvh::bipartite(a, b, out),
             Algorithm::BoxIntersect => box_intersect::bipartite(a, b, self.cutoff, out),
         }
-        Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     fn checked_axis<const D: usize>(&self) -> Result<Option<usize>, FindError> {

@@ -183,3 +183,36 @@ fn lattice_pair_count_is_known() {
     assert_eq!(expect.len(), 2700 + 4860 + 2916);
     check_complete_against(&v, &expect, "10x10x10 lattice");
 }
+
+/// Long boxes along different axes (sticks, and sticks mixed with cubes):
+/// `Auto` splits them by shape and searches each class alone and against
+/// the others; the pairs are brute force's, threaded or not, at large,
+/// huge and negative coordinates too.
+#[test]
+fn auto_splits_long_boxes_by_shape() {
+    fn check<const D: usize>(v: &[Aabb<f64, D>], what: &str) {
+        let report = PairFinder::new(Algorithm::Auto).find_into(v, &mut Vec::new()).unwrap();
+        assert_eq!(report.algorithm, Algorithm::Auto, "{what}: Auto split the boxes by shape");
+        check_complete(v, &format!("{what} f64"));
+        check_complete(&to_f32(v), &format!("{what} f32"));
+        check_complete(&map_coords(v, |x| x * 1e30), &format!("{what} *1e30"));
+        check_complete(&map_coords(v, |x| -x - 1e5), &format!("{what} mirrored"));
+    }
+    let sticks = Scene::Sticks.generate::<3>(4000, 3);
+    check(&sticks, "sticks 3d");
+    check(&Scene::Sticks.generate::<2>(4000, 4), "sticks 2d");
+    // A quarter of the sticks replaced by cubes of the sticks' thickness,
+    // some touching them exactly (the class of other boxes meets the long
+    // ones), and a few exact duplicates across the classes' boundary.
+    let mut mixed = sticks.clone();
+    for i in (0..mixed.len()).step_by(4) {
+        let m = *sticks[i + 1].min();
+        mixed[i] = Aabb::new(m.map(|x| x - 1.0), m).unwrap();
+    }
+    mixed[2] = mixed[1];
+    check(&mixed, "sticks and cubes 3d");
+    // Uniform cubes are not split.
+    let cubes = Scene::Uniform.generate::<3>(4000, 5);
+    let report = PairFinder::new(Algorithm::Auto).find_into(&cubes, &mut Vec::new()).unwrap();
+    assert_ne!(report.algorithm, Algorithm::Auto);
+}

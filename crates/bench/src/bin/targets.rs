@@ -347,7 +347,11 @@ fn main() {
                 let bb = b.clone();
                 runs.push(Box::new(move || f(&bb)));
             }
-            let chose = PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm;
+            let chose = match PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm {
+                // Auto reports itself when it split the boxes by shape.
+                Algorithm::Auto => "split by shape".to_string(),
+                a => a.to_string(),
+            };
             let mut refs: Vec<&mut dyn FnMut() -> usize> =
                 runs.iter_mut().map(|f| &mut **f as &mut dyn FnMut() -> usize).collect();
             let rr = Runner { repeat: if quick { 1 } else { 3 } };
