@@ -284,12 +284,18 @@ impl PairFinder {
         check_dim::<D>()?;
         check_len(a.len().saturating_add(b.len()))?;
         self.checked_axis::<D>()?;
-        let algorithm = match self.algorithm {
-            Algorithm::Auto => auto::choose_bipartite(a, b),
-            x => x,
-        };
         let before = out.len();
-        self.bipartite_with(algorithm, ws, a, b, out);
+        let algorithm = if self.algorithm == Algorithm::Auto && crate::split::worth_it_sets(&[a, b]) {
+            crate::split::bipartite(self, ws, a, b, out);
+            Algorithm::Auto
+        } else {
+            let algorithm = match self.algorithm {
+                Algorithm::Auto => auto::choose_bipartite(a, b),
+                x => x,
+            };
+            self.bipartite_with(algorithm, ws, a, b, out);
+            algorithm
+        };
         Ok(Report { algorithm, pairs: out.len() - before })
     }
 

@@ -211,8 +211,18 @@ fn auto_splits_long_boxes_by_shape() {
     }
     mixed[2] = mixed[1];
     check(&mixed, "sticks and cubes 3d");
-    // Uniform cubes are not split.
+    // Bipartite: sticks against sticks, and sticks against cubes (one side
+    // all in the class of other boxes).
+    let (a, b) = mixed.split_at(1700);
     let cubes = Scene::Uniform.generate::<3>(4000, 5);
+    for (a, b, what) in [(a, b, "sticks|sticks"), (&sticks[..2500], &cubes[..1500], "sticks|cubes")] {
+        let report = PairFinder::new(Algorithm::Auto).find_bipartite_into(a, b, &mut Vec::new()).unwrap();
+        assert_eq!(report.algorithm, Algorithm::Auto, "{what}: Auto split the boxes by shape");
+        check_bipartite(a, b, what);
+        check_bipartite(&to_f32(a), &to_f32(b), &format!("{what} f32"));
+        check_bipartite(&map_coords(a, |x| -x - 1e5), &map_coords(b, |x| -x - 1e5), &format!("{what} mirrored"));
+    }
+    // Uniform cubes are not split.
     let report = PairFinder::new(Algorithm::Auto).find_into(&cubes, &mut Vec::new()).unwrap();
     assert_ne!(report.algorithm, Algorithm::Auto);
 }
