@@ -32,11 +32,9 @@ pub struct Workspace<S: Scalar> {
     pub(crate) keys: Vec<u64>,
     pub(crate) scratch: Vec<u64>,
     pub(crate) sides: [Side<S>; 2],
-    /// Sorted boxes in columns (sort-and-sweep).
-    pub(crate) soa: Soa<S>,
-    /// The same as `f32` columns rounded outward (sort-and-sweep of `f64`
-    /// boxes, see `sap::oneshot::complete`).
-    pub(crate) soa32: Soa<f32>,
+    /// Sorted boxes in `f32` columns (sort-and-sweep; `f64` boxes rounded
+    /// outward, see `sap::oneshot::complete`).
+    pub(crate) soa: Soa<f32>,
     /// The pieces' pairs in a threaded search, before they are joined.
     pub(crate) parts: Parts,
 }
@@ -114,7 +112,6 @@ impl<S: Scalar> Workspace<S> {
             scratch: Vec::new(),
             sides: [Side::new(), Side::new()],
             soa: Soa::new(),
-            soa32: Soa::new(),
             parts: Parts::default(),
         }
     }
@@ -124,7 +121,6 @@ impl<S: Scalar> Workspace<S> {
         (self.keys.capacity() + self.scratch.capacity()) * 8
             + self.sides.iter().map(Side::bytes).sum::<usize>()
             + self.soa.bytes()
-            + self.soa32.bytes()
             + self.parts.bytes()
     }
 }

@@ -19,10 +19,11 @@
 //! every path, so the result does not depend on the CPU.
 //!
 //! **Long runs.** When every row is at home (sort-and-sweep, whose rows
-//! have hundreds or thousands of successors on the sweep axis in 3D), the
-//! AVX-512 kernels first find, by a galloping search, how many successors
-//! every row of the group overlaps on the sweep axis (those that start
-//! before the group's smallest end) and test only the cross axes there: four
+//! have hundreds or thousands of successors on the sweep axis in 3D, and
+//! whose columns are always `f32`: `f64` boxes rounded outward), the
+//! AVX-512 `f32` kernel first finds, by a galloping search, how many
+//! successors every row of the group overlaps on the sweep axis (those that
+//! start before the group's smallest end) and tests only the cross axes there: four
 //! compares per step instead of six. The steps past that depth run as
 //! usual. The pairs and their order are unchanged.
 //!
@@ -580,7 +581,7 @@ pub(crate) mod x86 {
 
     /// AVX-512, `f64`: a group of 8 rows in one register.
     #[target_feature(enable = "avx512f,avx512vl,avx2")]
-    pub(crate) unsafe fn avx512_f64<const LONG: bool>(b: &Soa<f64>, rows: Range<usize>, out: &mut Vec<Pair>) {
+    pub(crate) unsafe fn avx512_f64(b: &Soa<f64>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
@@ -610,29 +611,14 @@ pub(crate) mod x86 {
                 _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c3.add(j)), q3)
             };
             let mut d = 1;
-            if LONG {
-                // Every live row overlaps its next `safe` successors on the
-                // sweep axis: test the cross axes only.
-                let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(8), b.len);
-                while d <= safe {
-                    let ok = cross(live, i + d);
-                    if ok != 0 {
-                        emit(out, ok, i + d);
-                    }
-                    d += 1;
-                }
-            }
             loop {
                 let j = i + d;
                 let within = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(live, _mm512_loadu_pd(lo.add(j)), vhi);
                 if within == 0 {
                     break;
                 }
-                let mut ok = cross(within, j);
-                if !LONG {
-                    let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
-                    ok = _mm256_mask_cmpeq_epi32_mask(ok, _mm256_or_si256(hj, home), both);
-                }
+                let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
+                let ok = _mm256_mask_cmpeq_epi32_mask(cross(within, j), _mm256_or_si256(hj, home), both);
                 if ok != 0 {
                     emit(out, ok, j);
                 }

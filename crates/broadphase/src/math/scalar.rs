@@ -13,6 +13,16 @@ mod sealed {
     pub trait Sealed: Sized {
         /// Rows per group in the sweep kernel (one AVX-512 register).
         const GROUP: usize;
+        /// Whether a value is its own sort-and-sweep column value (`f32`);
+        /// `f64` columns are `f32` values rounded outward, and the pairs they
+        /// find are re-tested on the exact boxes.
+        const COLUMN_EXACT: bool;
+        /// The sort-and-sweep column value of a start: the largest `f32` at
+        /// or below it.
+        fn column_lower(self) -> f32;
+        /// The column value of an end: the smallest `f32` at or above it
+        /// (at most `f32::MAX`).
+        fn column_upper(self) -> f32;
         /// The SIMD sweep kernel: AVX-512 when `avx512`, else AVX2.
         ///
         /// # Safety
@@ -24,6 +34,15 @@ mod sealed {
 
     impl Sealed for f32 {
         const GROUP: usize = 16;
+        const COLUMN_EXACT: bool = true;
+        #[inline]
+        fn column_lower(self) -> f32 {
+            self
+        }
+        #[inline]
+        fn column_upper(self) -> f32 {
+            self
+        }
         #[cfg(target_arch = "x86_64")]
         unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
             use crate::grid::kernel::x86;
@@ -42,15 +61,24 @@ mod sealed {
 
     impl Sealed for f64 {
         const GROUP: usize = 8;
+        const COLUMN_EXACT: bool = false;
+        #[inline]
+        fn column_lower(self) -> f32 {
+            crate::grid::kernel::lower_f32(self)
+        }
+        #[inline]
+        fn column_upper(self) -> f32 {
+            crate::grid::kernel::upper_f32(self)
+        }
         #[cfg(target_arch = "x86_64")]
         unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512 && b.all_home() {
-                    x86::avx512_f64::<true>(b, rows, out)
-                } else if avx512 {
-                    x86::avx512_f64::<false>(b, rows, out)
+                // Sort-and-sweep sweeps `f32` columns: `f64` ones are the
+                // grid's cells, never all at home, no long runs.
+                if avx512 {
+                    x86::avx512_f64(b, rows, out)
                 } else {
                     x86::avx2_f64(b, rows, out)
                 }
@@ -85,9 +113,6 @@ pub trait Scalar:
     /// sign of zero). When it is not, equal keys may hide different values and
     /// the sorts refine runs of equal keys with exact comparisons.
     const KEY_IS_EXACT: bool;
-    /// Whether sort-and-sweep runs its kernel on `f32` columns rounded
-    /// outward (twice the lanes), re-testing the hits exactly (`f64`).
-    const SWEEP_NARROW: bool;
 
     /// The value as `f64` (exact for both types).
     fn to_f64(self) -> f64;
@@ -141,7 +166,6 @@ impl Scalar for f32 {
     const ZERO: Self = 0.0;
     const INFINITY: Self = f32::INFINITY;
     const KEY_IS_EXACT: bool = true;
-    const SWEEP_NARROW: bool = false;
 
     #[inline]
     fn to_f64(self) -> f64 {
@@ -169,7 +193,6 @@ impl Scalar for f64 {
     const ZERO: Self = 0.0;
     const INFINITY: Self = f64::INFINITY;
     const KEY_IS_EXACT: bool = false;
-    const SWEEP_NARROW: bool = true;
 
     #[inline]
     fn to_f64(self) -> f64 {

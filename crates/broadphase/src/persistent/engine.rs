@@ -249,20 +249,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 && (self.store.no_filters() || self.store.filter[x].accepts(&self.store.filter[y])))
     }
 
-    /// Tracks the pair of live slots `x != y`, which the index holds as
-    /// overlapping and which is not tracked, if it is allowed; it begins if
-    /// the exact boxes overlap. For pairs found once each by a search over
-    /// the held boxes, when nothing else was tracked in the frame.
+    /// Tracks a pair of live slots `x != y` that a search over the held
+    /// boxes found (once): if the frame tracked nothing before (`fresh`),
+    /// no pair of an arrival is tracked yet and the lookups are skipped.
     #[inline]
-    fn track_found(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
-        debug_assert!(self.cache.position(x, y).is_none() && self.index.tracks(&self.store, x, y));
-        if self.allowed(x, y) {
-            let p = self.pair(x, y);
-            let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
-            self.cache.add(p, exact);
-            if exact {
-                events.push(PairEvent::Begin(p));
-            }
+    fn track_found(&mut self, fresh: bool, x: u32, y: u32, events: &mut Vec<PairEvent>) {
+        if !fresh {
+            self.try_track(x, y, events);
+        } else if self.allowed(x, y) {
+            debug_assert!(self.cache.position(x, y).is_none() && self.index.tracks(&self.store, x, y));
+            self.track(x, y, events);
         }
     }
 
@@ -284,12 +280,20 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             && self.index.tracks(st, x, y)
             && self.cache.position(x, y).is_none()
         {
-            let p = self.pair(x, y);
-            let exact = st.aabb[x as usize].overlaps(&st.aabb[y as usize]);
-            self.cache.add(p, exact);
-            if exact {
-                events.push(PairEvent::Begin(p));
-            }
+            self.track(x, y, events);
+        }
+    }
+
+    /// Tracks the pair of live slots `x != y`, allowed, held as overlapping
+    /// by the index and not tracked yet; it begins if the exact boxes
+    /// overlap.
+    #[inline]
+    fn track(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
+        let p = self.pair(x, y);
+        let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
+        self.cache.add(p, exact);
+        if exact {
+            events.push(PairEvent::Begin(p));
         }
     }
 
@@ -613,21 +617,13 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         finder.find_with(&mut sc.ws, &sc.boxes, &mut sc.pairs).expect("within MAX_BOXES");
         for p in &sc.pairs {
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            if fresh {
-                self.track_found(x, y, events);
-            } else {
-                self.try_track(x, y, events);
-            }
+            self.track_found(fresh, x, y, events);
         }
         sc.cross.clear();
         finder.find_bipartite_with(&mut sc.ws, &sc.boxes, &sc.others, &mut sc.cross).expect("within MAX_BOXES");
         for p in &sc.cross {
             let (x, y) = (sc.slots[p.a as usize], sc.other_slots[p.b as usize]);
-            if fresh {
-                self.track_found(x, y, events);
-            } else {
-                self.try_track(x, y, events);
-            }
+            self.track_found(fresh, x, y, events);
         }
         self.scratch = sc;
     }

@@ -1,6 +1,6 @@
 //! One-shot sort-and-sweep, complete and bipartite.
 
-use crate::grid::kernel::{lower_f32, sweep_rows, upper_f32, Simd, Soa};
+use crate::grid::kernel::{sweep_rows, Simd};
 use crate::par;
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::sweep::{merge_split, sweep_two_from, Axes, Entry};
@@ -77,12 +77,13 @@ pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
 /// then the columnar SIMD kernel (see `grid::kernel`) with every box at
 /// home, in pieces of rows for threads.
 ///
-/// `f64` boxes are swept as `f32` columns rounded outward (starts down,
-/// ends up; see [`lower_f32`]), twice the lanes per instruction, and each
-/// pair the columns find is tested again on the exact boxes: the rounded
-/// columns find every overlapping pair and, beyond them, only pairs within
-/// an `f32` rounding of touching, so the re-test costs a read of two boxes
-/// per pair found. The order is that of the `f32` kernel on every path.
+/// The columns are `f32`: `f64` boxes are rounded outward (starts down,
+/// ends up; see `grid::kernel::lower_f32`), twice the lanes per
+/// instruction, and each pair the columns find is tested again on the exact
+/// boxes: the rounded columns find every overlapping pair and, beyond them,
+/// only pairs within an `f32` rounding of touching, so the re-test costs a
+/// read of two boxes per pair found. The order is that of the `f32` kernel
+/// on every path.
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     axis: usize,
@@ -91,48 +92,37 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     out: &mut Vec<Pair>,
 ) {
     let axes = Axes::new(D, axis);
-    let Workspace { keys, scratch, soa, soa32, parts, .. } = ws;
+    let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    let simd = Simd::detect();
-    if S::SWEEP_NARROW {
-        let (lower, upper) = (|v: S| lower_f32(v.to_f64()), |v: S| upper_f32(v.to_f64()));
-        soa32.fill_sorted(boxes, keys, &axes, parallel, lower, upper);
-        sweep_all(soa32, parallel, simd, &mut parts.pairs, out, |p| {
-            boxes[p.a() as usize].overlaps(&boxes[p.b() as usize])
-        });
-    } else {
-        soa.fill_sorted(boxes, keys, &axes, parallel, |v| v, |v| v);
-        sweep_all(soa, parallel, simd, &mut parts.pairs, out, |_| true);
-    }
-}
-
-/// Every pair of the sorted columns that `keep` keeps, in pieces of rows
-/// for threads (each piece filters what it found).
-fn sweep_all<C: Scalar>(
-    soa: &Soa<C>,
-    parallel: bool,
-    simd: Simd,
-    parts: &mut Vec<Vec<Pair>>,
-    out: &mut Vec<Pair>,
-    keep: impl Fn(&Pair) -> bool + Sync,
-) {
+    soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper);
+    let soa = &*soa;
     let n = soa.len();
     // Pieces start on group boundaries, so that they reproduce the order of
     // one run over all rows.
-    let groups = n.div_ceil(C::GROUP);
+    let group = group::<f32>();
+    let groups = n.div_ceil(group);
     let pieces = par::piece_count(n, PIECE);
-    par::pieces(parallel, pieces, out, parts, |k, out| {
+    let simd = Simd::detect();
+    par::pieces(parallel, pieces, out, &mut parts.pairs, |k, out| {
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
         let start = out.len();
-        sweep_rows(soa, g0 * C::GROUP..g1 * C::GROUP, simd, out);
-        let mut kept = start;
-        for i in start..out.len() {
-            let p = out[i];
-            out[kept] = p;
-            kept += usize::from(keep(&p));
+        sweep_rows(soa, g0 * group..g1 * group, simd, out);
+        if !S::COLUMN_EXACT {
+            // Keep the pairs of this piece whose exact boxes overlap.
+            let mut kept = start;
+            for i in start..out.len() {
+                let p = out[i];
+                out[kept] = p;
+                kept += usize::from(boxes[p.a() as usize].overlaps(&boxes[p.b() as usize]));
+            }
+            out.truncate(kept);
         }
-        out.truncate(kept);
     });
+}
+
+/// Rows per kernel group of columns of `C`.
+fn group<C: Scalar>() -> usize {
+    C::GROUP
 }
 
 /// All overlapping pairs between `a` and `b`, sweeping along `axis`.
