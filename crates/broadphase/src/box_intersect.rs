@@ -11,15 +11,18 @@
 //! axes either box may be the one whose start is inside); the others go down
 //! to the halves of `P` split at its median start, each with the intervals
 //! that reach it. Small calls (below a cutoff) fall back to a scan on axis 0
-//! that tests the remaining axes directly.
+//! that tests the remaining axes directly. The boxes are sorted on axis 0 once,
+//! up front; a scan sorts only the ranks (positions in that order) of its
+//! boxes, 4-byte integers, and reads the boxes from the sorted table.
 //!
 //! **Exactness.** "p's start lies in i's interval" must hold for exactly one
 //! of two overlapping boxes, also when their starts are equal. Starts are
-//! therefore compared as pairs `(value, id)`: box p's start is in box i's
-//! closed interval on axis d iff `(lo_i, id_i) < (lo_p, id_p)` and
-//! `lo_p <= hi_i`. For two distinct boxes that overlap on d, exactly one of
-//! the two orders holds, and no box contains its own start, so every pair is
-//! reported once and never with itself. The segment bounds are the actual
+//! therefore compared as pairs `(value, rank)` (the rank is unique per box):
+//! box p's start is in box i's closed interval on axis d iff
+//! `(lo_i, rank_i) < (lo_p, rank_p)` and `lo_p <= hi_i`. For two distinct
+//! boxes that overlap on d, exactly one of the two orders holds, and no box
+//! contains its own start, so every pair is reported once and never with
+//! itself. The segment bounds are the actual
 //! smallest and largest points of `P`, which keeps the tests exact without
 //! any ±∞ sentinel.
 //!
@@ -34,17 +37,21 @@ use crate::{Aabb, CrossPair, Pair, Scalar};
 /// Calls with fewer points or intervals than this are scanned directly.
 pub(crate) const DEFAULT_CUTOFF: usize = 64;
 
+/// A box with its axes permuted (axis 0 is the scan axis) and its rank: its
+/// position among all boxes sorted by `(lo[0], id)`. The rank breaks ties
+/// between equal starts on every axis.
 #[derive(Clone, Copy, Debug)]
 struct Rec<S, const D: usize> {
     lo: [S; D],
     hi: [S; D],
-    id: u32,
+    rank: u32,
 }
 
-/// `(a.lo, a.id) < (b.lo, b.id)` on axis `d`.
+/// `(a.lo, a.rank) < (b.lo, b.rank)` on axis `d`.
 #[inline(always)]
 fn lo_less<S: Scalar, const D: usize>(a: &Rec<S, D>, b: &Rec<S, D>, d: usize) -> bool {
-    a.lo[d] < b.lo[d] || (a.lo[d] == b.lo[d] && a.id < b.id)
+    // Branch-free: on random data either way of the short cut mispredicts.
+    (a.lo[d] < b.lo[d]) | ((a.lo[d] == b.lo[d]) & (a.rank < b.rank))
 }
 
 #[inline(always)]
@@ -90,16 +97,27 @@ impl Sink for Bipartite<'_> {
     }
 }
 
-struct Search<'a, K> {
+struct Search<'a, K, S, const D: usize> {
     sink: &'a mut K,
     cutoff: usize,
+    /// Every record, in rank order (the order of `(lo[0], id)`).
+    table: &'a [Rec<S, D>],
+    /// The caller's id of each rank.
+    ids: &'a [u32],
+    /// Scratch of the scans: the ranks of the points and of the intervals.
+    rp: Vec<u32>,
+    ri: Vec<u32>,
 }
 
-impl<K: Sink> Search<'_, K> {
+impl<'a, K: Sink, S: Scalar, const D: usize> Search<'a, K, S, D> {
+    fn new(sink: &'a mut K, cutoff: usize, table: &'a [Rec<S, D>], ids: &'a [u32]) -> Self {
+        Search { sink, cutoff: cutoff.max(2), table, ids, rp: Vec::new(), ri: Vec::new() }
+    }
+
     /// Reports every `(p, i)`, `p` in `ps`, `i` in `is`, where p's start is in
     /// i's interval on axis `d` and the boxes overlap on all axes below `d`.
     /// (Axes above `d` are known to overlap for every such pair.)
-    fn stream<S: Scalar, const D: usize>(&mut self, ps: &mut [Rec<S, D>], is: &mut [Rec<S, D>], d: usize) {
+    fn stream(&mut self, ps: &mut [Rec<S, D>], is: &mut [Rec<S, D>], d: usize) {
         if ps.is_empty() || is.is_empty() {
             return;
         }
@@ -119,7 +137,7 @@ impl<K: Sink> Search<'_, K> {
             }
         }
         // Intervals that contain every point of `ps` on axis d.
-        let spans = partition(is, |i| lo_less(i, &pmin, d) && i.hi[d] >= pmax.lo[d]);
+        let spans = partition(is, |i| lo_less(i, &pmin, d) & (i.hi[d] >= pmax.lo[d]));
         let (inner, rest) = is.split_at_mut(spans);
         if !inner.is_empty() {
             self.stream(inner, ps, d - 1);
@@ -137,92 +155,131 @@ impl<K: Sink> Search<'_, K> {
         }
         // An interval can hold a point of a half only if it starts before the
         // half's largest point and ends at or after its smallest.
-        let k = partition(rest, |i| lo_less(i, &left_max, d) && i.hi[d] >= pmin.lo[d]);
+        let k = partition(rest, |i| lo_less(i, &left_max, d) & (i.hi[d] >= pmin.lo[d]));
         self.stream(left, &mut rest[..k], d);
-        let k = partition(rest, |i| lo_less(i, &pmax, d) && i.hi[d] >= median.lo[d]);
+        let k = partition(rest, |i| lo_less(i, &pmax, d) & (i.hi[d] >= median.lo[d]));
         self.stream(right, &mut rest[..k], d);
     }
 
+    /// The ranks of `ps` and `is`, sorted: both sets in the order of
+    /// `(lo[0], id)`, so the scans need not move the records.
+    fn ranks(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>]) {
+        self.rp.clear();
+        self.rp.extend(ps.iter().map(|p| p.rank));
+        self.rp.sort_unstable();
+        self.ri.clear();
+        self.ri.extend(is.iter().map(|i| i.rank));
+        self.ri.sort_unstable();
+    }
+
+    #[inline(always)]
+    fn report(&mut self, p: u32, i: u32) {
+        self.sink.report(self.ids[p as usize], self.ids[i as usize]);
+    }
+
     /// Axis 0 with fixed roles: every `p` whose start lies in an interval.
-    fn one_way_scan<S: Scalar, const D: usize>(&mut self, ps: &mut [Rec<S, D>], is: &mut [Rec<S, D>]) {
-        ps.sort_unstable_by(|a, b| lo_cmp(a, b, 0));
-        is.sort_unstable_by(|a, b| lo_cmp(a, b, 0));
+    fn one_way_scan(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>]) {
+        self.ranks(ps, is);
+        let (rp, ri) = (core::mem::take(&mut self.rp), core::mem::take(&mut self.ri));
+        let table = self.table;
         let mut first = 0;
-        for i in is.iter() {
-            while first < ps.len() && !lo_less(i, &ps[first], 0) {
+        for &i in &ri {
+            // Points at or before `i` in rank order do not start inside it.
+            while first < rp.len() && rp[first] <= i {
                 first += 1;
             }
-            for p in &ps[first..] {
-                if p.lo[0] > i.hi[0] {
+            let end = table[i as usize].hi[0];
+            for &p in &rp[first..] {
+                if table[p as usize].lo[0] > end {
                     break;
                 }
-                self.sink.report(p.id, i.id);
+                self.report(p, i);
             }
         }
+        (self.rp, self.ri) = (rp, ri);
     }
 
     /// The base case above axis 0: a two-way sweep on axis 0 (each box scans
     /// the other set from its start), then the axes 1..d tested directly,
     /// with fixed roles on axis d.
-    fn two_way_scan<S: Scalar, const D: usize>(&mut self, ps: &mut [Rec<S, D>], is: &mut [Rec<S, D>], d: usize) {
-        ps.sort_unstable_by(|a, b| lo_cmp(a, b, 0));
-        is.sort_unstable_by(|a, b| lo_cmp(a, b, 0));
+    fn two_way_scan(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>], d: usize) {
+        self.ranks(ps, is);
+        let (rp, ri) = (core::mem::take(&mut self.rp), core::mem::take(&mut self.ri));
+        let table = self.table;
         let check = |p: &Rec<S, D>, i: &Rec<S, D>| {
             point_in(p, i, d) && (1..d).all(|k| p.lo[k] <= i.hi[k] && i.lo[k] <= p.hi[k])
         };
         let (mut a, mut b) = (0, 0);
-        while a < ps.len() && b < is.len() {
-            if lo_less(&ps[a], &is[b], 0) {
-                let p = &ps[a];
-                for i in &is[b..] {
-                    if i.lo[0] > p.hi[0] {
+        while a < rp.len() && b < ri.len() {
+            if rp[a] < ri[b] {
+                let p = &table[rp[a] as usize];
+                for &i in &ri[b..] {
+                    let ir = &table[i as usize];
+                    if ir.lo[0] > p.hi[0] {
                         break;
                     }
-                    if check(p, i) {
-                        self.sink.report(p.id, i.id);
+                    if check(p, ir) {
+                        self.report(rp[a], i);
                     }
                 }
                 a += 1;
             } else {
-                let i = &is[b];
-                for p in &ps[a..] {
-                    if p.lo[0] > i.hi[0] {
+                let i = &table[ri[b] as usize];
+                for &p in &rp[a..] {
+                    let pr = &table[p as usize];
+                    if pr.lo[0] > i.hi[0] {
                         break;
                     }
-                    if check(p, i) {
-                        self.sink.report(p.id, i.id);
+                    if check(pr, i) {
+                        self.report(p, ri[b]);
                     }
                 }
                 b += 1;
             }
         }
+        (self.rp, self.ri) = (rp, ri);
     }
 }
 
 /// Moves the elements satisfying `pred` to the front; returns their count.
 fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    // Branch-free Lomuto: `v[k..j]` fails `pred`, so swapping a failing
+    // `v[j]` into it changes nothing that matters.
     let mut k = 0;
     for j in 0..v.len() {
-        if pred(&v[j]) {
-            v.swap(k, j);
-            k += 1;
-        }
+        let hit = pred(&v[j]);
+        v.swap(k, j);
+        k += hit as usize;
     }
     k
 }
 
-/// The records of `boxes`, ids offset by `base`, with the axes permuted so
-/// that record axis 0 (the scan axis) is `perm[0]`.
-fn records<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], base: u32, perm: &[usize; D]) -> Vec<Rec<S, D>> {
-    boxes
+/// The records of the boxes (`a`, then `b`'s with ids offset by `a.len()`),
+/// with the axes permuted so that record axis 0 (the scan axis) is
+/// `perm[0]`, in rank order, and the id of each rank.
+fn ranked<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    perm: &[usize; D],
+) -> (Vec<Rec<S, D>>, Vec<u32>) {
+    let record = |x: &Aabb<S, D>, id: usize| Rec {
+        lo: core::array::from_fn(|k| x.min()[perm[k]]),
+        hi: core::array::from_fn(|k| x.max()[perm[k]]),
+        rank: id as u32,
+    };
+    let mut table: Vec<Rec<S, D>> = a
         .iter()
         .enumerate()
-        .map(|(i, b)| Rec {
-            lo: core::array::from_fn(|k| b.min()[perm[k]]),
-            hi: core::array::from_fn(|k| b.max()[perm[k]]),
-            id: base + i as u32,
-        })
-        .collect()
+        .chain(b.iter().enumerate().map(|(i, x)| (a.len() + i, x)))
+        .map(|(i, x)| record(x, i))
+        .collect();
+    // The rank field holds the id until here: sorting by `(lo[0], id)`.
+    table.sort_unstable_by(|x, y| lo_cmp(x, y, 0));
+    let ids = table.iter().map(|r| r.rank).collect();
+    for (rank, r) in table.iter_mut().enumerate() {
+        r.rank = rank as u32;
+    }
+    (table, ids)
 }
 
 /// Axis order: the most selective axis (fewest overlapping pairs) is
@@ -239,10 +296,11 @@ pub(crate) fn complete<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], cutoff: 
         return;
     }
     let perm = axis_order(&crate::stats::Profile::new(boxes).overlap);
-    let mut ps = records(boxes, 0, &perm);
-    let mut is = ps.clone();
+    let (table, ids) = ranked(boxes, &[], &perm);
+    let mut ps = table.clone();
+    let mut is = table.clone();
     let mut sink = Complete(out);
-    Search { sink: &mut sink, cutoff: cutoff.max(2) }.stream(&mut ps, &mut is, D - 1);
+    Search::new(&mut sink, cutoff, &table, &ids).stream(&mut ps, &mut is, D - 1);
 }
 
 /// All overlapping pairs between `a` and `b`.
@@ -257,10 +315,10 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     }
     let perm = axis_order(&crate::stats::Profile::bipartite(a, b).overlap);
     let split = a.len() as u32;
-    let mut ra = records(a, 0, &perm);
-    let mut rb = records(b, split, &perm);
+    let (table, ids) = ranked(a, b, &perm);
+    let (mut ra, mut rb): (Vec<_>, Vec<_>) = table.iter().partition(|r| ids[r.rank as usize] < split);
     let mut sink = Bipartite { out, split };
-    let mut s = Search { sink: &mut sink, cutoff: cutoff.max(2) };
+    let mut s = Search::new(&mut sink, cutoff, &table, &ids);
     s.stream(&mut ra, &mut rb, D - 1);
     s.stream(&mut rb, &mut ra, D - 1);
 }
