@@ -589,15 +589,19 @@ pub(crate) mod x86 {
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
         let both = _mm256_set1_epi32(HOME_BOTH as i32);
-        let neg = _mm512_set1_pd(-0.0);
+        // The sign bits flipped by an integer xor: `_mm512_xor_pd` needs
+        // AVX-512DQ, which this function does not enable, and would be
+        // called, not inlined.
+        let neg = _mm512_set1_epi64(i64::MIN);
+        let flip = |x: __m512d| _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), neg));
         let mut i = rows.start;
         while i < rows.end {
             let live: __mmask8 = ((1u32 << (rows.end - i).min(8)) - 1) as u8;
             let vhi = _mm512_loadu_pd(hi.add(i));
-            let q0 = _mm512_xor_pd(_mm512_loadu_pd(c2.add(i)), neg);
-            let q1 = _mm512_xor_pd(_mm512_loadu_pd(c3.add(i)), neg);
-            let q2 = _mm512_xor_pd(_mm512_loadu_pd(c0.add(i)), neg);
-            let q3 = _mm512_xor_pd(_mm512_loadu_pd(c1.add(i)), neg);
+            let q0 = flip(_mm512_loadu_pd(c2.add(i)));
+            let q1 = flip(_mm512_loadu_pd(c3.add(i)));
+            let q2 = flip(_mm512_loadu_pd(c0.add(i)));
+            let q3 = flip(_mm512_loadu_pd(c1.add(i)));
             let home = _mm256_loadu_si256(homep.add(i) as *const __m256i);
             let ids = _mm256_loadu_si256(idp.add(i) as *const __m256i);
             let emit = |out: &mut Vec<Pair>, ok: __mmask8, j: usize| {
@@ -641,15 +645,17 @@ pub(crate) mod x86 {
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
         let both = _mm512_set1_epi32(HOME_BOTH as i32);
-        let neg = _mm512_set1_ps(-0.0);
+        // As in the f64 kernel: `_mm512_xor_ps` needs AVX-512DQ.
+        let neg = _mm512_set1_epi32(i32::MIN);
+        let flip = |x: __m512| _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), neg));
         let mut i = rows.start;
         while i < rows.end {
             let live: __mmask16 = ((1u32 << (rows.end - i).min(16)) - 1) as u16;
             let vhi = _mm512_loadu_ps(hi.add(i));
-            let q0 = _mm512_xor_ps(_mm512_loadu_ps(c2.add(i)), neg);
-            let q1 = _mm512_xor_ps(_mm512_loadu_ps(c3.add(i)), neg);
-            let q2 = _mm512_xor_ps(_mm512_loadu_ps(c0.add(i)), neg);
-            let q3 = _mm512_xor_ps(_mm512_loadu_ps(c1.add(i)), neg);
+            let q0 = flip(_mm512_loadu_ps(c2.add(i)));
+            let q1 = flip(_mm512_loadu_ps(c3.add(i)));
+            let q2 = flip(_mm512_loadu_ps(c0.add(i)));
+            let q3 = flip(_mm512_loadu_ps(c1.add(i)));
             let home = _mm512_loadu_si512(homep.add(i) as *const __m512i);
             let ids = _mm512_loadu_si512(idp.add(i) as *const __m512i);
             let emit = |out: &mut Vec<Pair>, ok: __mmask16, j: usize| {
