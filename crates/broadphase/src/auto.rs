@@ -102,20 +102,29 @@ fn stats<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[&[Aabb<S, D>]]
     AutoStats { boxes: profile.n, sweep_candidates, grid_candidates, choice }
 }
 
-/// The algorithm for a complete search of `boxes`.
-pub(crate) fn choose<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>]) -> Algorithm {
+/// The algorithm for a complete search of `boxes`, with the profile it was
+/// chosen by (none when the set is small enough for brute force): the
+/// chosen algorithm takes its sweep axis or cells from it instead of
+/// sampling the boxes again.
+pub(crate) fn choose<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>]) -> (Algorithm, Option<Profile<D>>) {
     if boxes.len() <= BRUTE_MAX {
-        return Algorithm::BruteForce;
+        return (Algorithm::BruteForce, None);
     }
-    auto_stats(boxes).choice
+    let profile = Profile::new(boxes);
+    (stats(&profile, &[boxes], false).choice, Some(profile))
 }
 
-/// The algorithm for a bipartite search between `a` and `b`.
-pub(crate) fn choose_bipartite<S: Scalar, const D: usize>(a: &[Aabb<S, D>], b: &[Aabb<S, D>]) -> Algorithm {
+/// The algorithm for a bipartite search between `a` and `b`, with its
+/// profile (see [`choose`]).
+pub(crate) fn choose_bipartite<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+) -> (Algorithm, Option<Profile<D>>) {
     if brute_bipartite(a.len(), b.len()) {
-        return Algorithm::BruteForce;
+        return (Algorithm::BruteForce, None);
     }
-    stats(&Profile::bipartite(a, b), &[a, b], true).choice
+    let profile = Profile::bipartite(a, b);
+    (stats(&profile, &[a, b], true).choice, Some(profile))
 }
 
 fn brute_bipartite(a: usize, b: usize) -> bool {

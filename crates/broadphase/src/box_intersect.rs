@@ -32,6 +32,7 @@
 //! dense (long thin boxes along several axes, everything on one interval);
 //! on evenly spread boxes the grid is several times faster.
 
+use crate::stats::Profile;
 use crate::{Aabb, CrossPair, Pair, Scalar};
 
 /// Calls with fewer points or intervals than this are scanned directly.
@@ -290,12 +291,17 @@ fn axis_order<const D: usize>(overlap: &[f64; D]) -> [usize; D] {
     perm
 }
 
-/// All overlapping pairs of `boxes`.
-pub(crate) fn complete<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], cutoff: usize, out: &mut Vec<Pair>) {
+/// All overlapping pairs of `boxes` (`profile`: theirs, if taken already).
+pub(crate) fn complete<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    cutoff: usize,
+    profile: Option<Profile<D>>,
+    out: &mut Vec<Pair>,
+) {
     if boxes.len() < 2 {
         return;
     }
-    let perm = axis_order(&crate::stats::Profile::new(boxes).overlap);
+    let perm = axis_order(&profile.unwrap_or_else(|| Profile::new(boxes)).overlap);
     let (table, ids) = ranked(boxes, &[], &perm);
     let mut ps = table.clone();
     let mut is = table.clone();
@@ -303,17 +309,19 @@ pub(crate) fn complete<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], cutoff: 
     Search::new(&mut sink, cutoff, &table, &ids).stream(&mut ps, &mut is, D - 1);
 }
 
-/// All overlapping pairs between `a` and `b`.
+/// All overlapping pairs between `a` and `b` (`profile`: theirs, if taken
+/// already).
 pub(crate) fn bipartite<S: Scalar, const D: usize>(
     a: &[Aabb<S, D>],
     b: &[Aabb<S, D>],
     cutoff: usize,
+    profile: Option<Profile<D>>,
     out: &mut Vec<CrossPair>,
 ) {
     if a.is_empty() || b.is_empty() {
         return;
     }
-    let perm = axis_order(&crate::stats::Profile::bipartite(a, b).overlap);
+    let perm = axis_order(&profile.unwrap_or_else(|| Profile::bipartite(a, b)).overlap);
     let split = a.len() as u32;
     let (table, ids) = ranked(a, b, &perm);
     let (mut ra, mut rb): (Vec<_>, Vec<_>) = table.iter().partition(|r| ids[r.rank as usize] < split);

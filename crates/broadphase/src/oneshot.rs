@@ -6,6 +6,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::error::{FindError, ParseAlgorithmError};
+use crate::stats::Profile;
 use crate::{auto, box_intersect, brute_force, grid, sap, tree, Aabb, CrossPair, Pair, Scalar, Workspace};
 
 /// The most boxes one search takes (both sets together for a bipartite
@@ -198,21 +199,22 @@ impl PairFinder {
             crate::split::complete(self, ws, boxes, out);
             Algorithm::Auto
         } else {
-            let algorithm = match self.algorithm {
+            let (algorithm, profile) = match self.algorithm {
                 Algorithm::Auto => auto::choose(boxes),
-                a => a,
+                a => (a, None),
             };
-            self.complete_with(algorithm, ws, boxes, out);
+            self.complete_with(algorithm, profile, ws, boxes, out);
             algorithm
         };
         Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     /// A complete search by `algorithm` (not `Auto`), the configuration
-    /// checked.
+    /// checked; `profile`, if `Auto` sampled the boxes already.
     fn complete_with<S: Scalar, const D: usize>(
         &self,
         algorithm: Algorithm,
+        profile: Option<Profile<D>>,
         ws: &mut Workspace<S>,
         boxes: &[Aabb<S, D>],
         out: &mut Vec<Pair>,
@@ -221,12 +223,13 @@ impl PairFinder {
             Algorithm::Auto => unreachable!("auto::choose returns a concrete algorithm"),
             Algorithm::BruteForce => brute_force::complete(boxes, out),
             Algorithm::SortAndSweep => {
-                let axis = self.sweep_axis.unwrap_or_else(|| crate::stats::Profile::new(boxes).sweep_axis());
+                let axis =
+                    self.sweep_axis.unwrap_or_else(|| profile.unwrap_or_else(|| Profile::new(boxes)).sweep_axis());
                 sap::oneshot::complete(boxes, axis, self.parallel, ws, out)
             }
-            Algorithm::Grid => grid::oneshot::complete(boxes, self.cell_size, self.parallel, ws, out),
+            Algorithm::Grid => grid::oneshot::complete(boxes, self.cell_size, self.parallel, profile, ws, out),
             Algorithm::Bvh => tree::bvh::complete(boxes, out),
-            Algorithm::BoxIntersect => box_intersect::complete(boxes, self.cutoff, out),
+            Algorithm::BoxIntersect => box_intersect::complete(boxes, self.cutoff, profile, out),
         }
     }
 
@@ -237,7 +240,8 @@ impl PairFinder {
         boxes: &[Aabb<S, D>],
         out: &mut Vec<Pair>,
     ) {
-        self.complete_with(auto::choose(boxes), ws, boxes, out);
+        let (algorithm, profile) = auto::choose(boxes);
+        self.complete_with(algorithm, profile, ws, boxes, out);
     }
 
     /// A bipartite search by `Auto`'s choice of one algorithm.
@@ -248,7 +252,8 @@ impl PairFinder {
         b: &[Aabb<S, D>],
         out: &mut Vec<CrossPair>,
     ) {
-        self.bipartite_with(auto::choose_bipartite(a, b), ws, a, b, out);
+        let (algorithm, profile) = auto::choose_bipartite(a, b);
+        self.bipartite_with(algorithm, profile, ws, a, b, out);
     }
 
     /// Every overlapping pair `(i, j)` of `a[i]` and `b[j]`.
@@ -289,21 +294,22 @@ impl PairFinder {
             crate::split::bipartite(self, ws, a, b, out);
             Algorithm::Auto
         } else {
-            let algorithm = match self.algorithm {
+            let (algorithm, profile) = match self.algorithm {
                 Algorithm::Auto => auto::choose_bipartite(a, b),
-                x => x,
+                x => (x, None),
             };
-            self.bipartite_with(algorithm, ws, a, b, out);
+            self.bipartite_with(algorithm, profile, ws, a, b, out);
             algorithm
         };
         Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     /// A bipartite search by `algorithm` (not `Auto`), the configuration
-    /// checked.
+    /// checked; `profile`, if `Auto` sampled the boxes already.
     fn bipartite_with<S: Scalar, const D: usize>(
         &self,
         algorithm: Algorithm,
+        profile: Option<Profile<D>>,
         ws: &mut Workspace<S>,
         a: &[Aabb<S, D>],
         b: &[Aabb<S, D>],
@@ -313,12 +319,13 @@ impl PairFinder {
             Algorithm::Auto => unreachable!("auto::choose_bipartite returns a concrete algorithm"),
             Algorithm::BruteForce => brute_force::bipartite(a, b, out),
             Algorithm::SortAndSweep => {
-                let axis = self.sweep_axis.unwrap_or_else(|| crate::stats::Profile::bipartite(a, b).sweep_axis());
+                let axis =
+                    self.sweep_axis.unwrap_or_else(|| profile.unwrap_or_else(|| Profile::bipartite(a, b)).sweep_axis());
                 sap::oneshot::bipartite(a, b, axis, self.parallel, ws, out)
             }
-            Algorithm::Grid => grid::oneshot::bipartite(a, b, self.cell_size, self.parallel, ws, out),
+            Algorithm::Grid => grid::oneshot::bipartite(a, b, self.cell_size, self.parallel, profile, ws, out),
             Algorithm::Bvh => tree::bvh::bipartite(a, b, out),
-            Algorithm::BoxIntersect => box_intersect::bipartite(a, b, self.cutoff, out),
+            Algorithm::BoxIntersect => box_intersect::bipartite(a, b, self.cutoff, profile, out),
         }
     }
 

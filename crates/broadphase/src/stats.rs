@@ -54,7 +54,7 @@ impl<const D: usize> Profile<D> {
     fn with<S: Scalar>(n: usize, sample: &[&Aabb<S, D>], overlap: [f64; D]) -> Self {
         let extents = core::array::from_fn(|axis| {
             let mut e: Vec<f64> = sample.iter().map(|b| b.extent(axis)).collect();
-            e.sort_by(f64::total_cmp);
+            e.sort_unstable_by(f64::total_cmp);
             e
         });
         let lo =
@@ -98,7 +98,7 @@ fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S
     }
     let sorted_lo = |v: &[&Aabb<S, D>]| {
         let mut lo: Vec<S> = v.iter().map(|b| b.min()[axis]).collect();
-        lo.sort_by(|a, b| a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal));
+        lo.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal));
         lo
     };
     // Pairs `(x, y)` with `x.hi < y.lo`: disjoint with x below y.

@@ -437,19 +437,20 @@ fn sweep_oversized<S: Scalar, P: OutPair, const O_LEFT: bool>(
     }
 }
 
-/// All overlapping pairs of `boxes`.
+/// All overlapping pairs of `boxes` (`profile`: theirs, if taken already).
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     cell: Option<f64>,
     parallel: bool,
+    profile: Option<Profile<D>>,
     ws: &mut Workspace<S>,
     out: &mut Vec<Pair>,
 ) {
+    let profile = profile.unwrap_or_else(|| Profile::new(boxes));
     if D == 1 || boxes.len() > MAX_GRID_BOXES {
-        let axis = Profile::new(boxes).sweep_axis();
-        return sap::complete(boxes, axis, parallel, ws, out);
+        return sap::complete(boxes, profile.sweep_axis(), parallel, ws, out);
     }
-    let layout = Layout::new(&Profile::new(boxes), cell);
+    let layout = Layout::new(&profile, cell);
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.pairs;
     let side = &mut sides[0];
@@ -478,20 +479,22 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     }
 }
 
-/// All overlapping pairs between `a` and `b`.
+/// All overlapping pairs between `a` and `b` (`profile`: theirs, if taken
+/// already).
 pub(crate) fn bipartite<S: Scalar, const D: usize>(
     a: &[Aabb<S, D>],
     b: &[Aabb<S, D>],
     cell: Option<f64>,
     parallel: bool,
+    profile: Option<Profile<D>>,
     ws: &mut Workspace<S>,
     out: &mut Vec<CrossPair>,
 ) {
+    let profile = profile.unwrap_or_else(|| Profile::bipartite(a, b));
     if D == 1 || a.len() > MAX_GRID_BOXES || b.len() > MAX_GRID_BOXES {
-        let axis = Profile::bipartite(a, b).sweep_axis();
-        return sap::bipartite(a, b, axis, parallel, ws, out);
+        return sap::bipartite(a, b, profile.sweep_axis(), parallel, ws, out);
     }
-    let layout = Layout::new(&Profile::bipartite(a, b), cell);
+    let layout = Layout::new(&profile, cell);
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.cross;
     let [sa, sb] = sides;
@@ -580,11 +583,11 @@ mod tests {
         for parallel in [false, true] {
             for cell in [1.0, 0.5, 2.0] {
                 let mut got = Vec::new();
-                complete(&boxes, Some(cell), parallel, &mut ws, &mut got);
+                complete(&boxes, Some(cell), parallel, None, &mut ws, &mut got);
                 got.sort_unstable();
                 assert_eq!(got, expect, "complete, cell {cell}, parallel {parallel}");
                 let mut got = Vec::new();
-                bipartite(a, b, Some(cell), parallel, &mut ws, &mut got);
+                bipartite(a, b, Some(cell), parallel, None, &mut ws, &mut got);
                 got.sort_unstable_by_key(key);
                 assert_eq!(got, expect_ab, "bipartite, cell {cell}, parallel {parallel}");
             }
@@ -640,7 +643,7 @@ mod tests {
         let mut ws = Workspace::new();
         for parallel in [false, true] {
             let mut got = Vec::new();
-            complete(&boxes, None, parallel, &mut ws, &mut got);
+            complete(&boxes, None, parallel, None, &mut ws, &mut got);
             got.sort_unstable();
             assert_eq!(got, expect, "parallel {parallel}");
         }
