@@ -61,6 +61,9 @@ pub(crate) struct Side<S> {
     pub info: Vec<u32>,
     /// The boxes as sweep entries.
     pub entries: Vec<Entry<S>>,
+    /// Per entry: the index of its box (the distribution's output, from
+    /// which the entries are filled in one sequential pass).
+    pub order: Vec<u32>,
     /// Per grid cell: positions in `entries`, with flags.
     pub lists: Vec<u32>,
     pub starts: Vec<u32>,
@@ -79,6 +82,7 @@ impl<S> Side<S> {
         Self {
             info: Vec::new(),
             entries: Vec::new(),
+            order: Vec::new(),
             lists: Vec::new(),
             starts: Vec::new(),
             list_starts: Vec::new(),
@@ -98,7 +102,8 @@ impl<S> Side<S> {
                 + self.list_starts.capacity()
                 + self.cursors.capacity()
                 + self.list_cursors.capacity()
-                + self.oversized.capacity())
+                + self.oversized.capacity()
+                + self.order.capacity())
                 * 4
             + self.far.capacity() * 2
     }

@@ -4,10 +4,12 @@
 //!    at home there and the boxes reaching it.
 //! 2. **Sort** the boxes by their start on the sweep axis (radix sort, then
 //!    exact refinement of equal keys).
-//! 3. **Distribute**: in that order, store each box once, in its home cell's
-//!    range of `entries`, and append its position to the list of every cell
-//!    it reaches. Every list comes out sorted by start: one global sort gives
-//!    all the per-cell orders, with no merging.
+//! 3. **Distribute**: in that order, give each box a position in its home
+//!    cell's range of `entries` (its index written to `order` there), and
+//!    append that position to the list of every cell it reaches. Every list
+//!    comes out sorted by start: one global sort gives all the per-cell
+//!    orders, with no merging.
+//! 4. **Fill** the entries from `order`, in entry order.
 //!
 //! With threads, placing works on chunks of the input and distributing on
 //! chunks of the sorted order; each distributing chunk first counts the
@@ -272,32 +274,35 @@ impl<T> Scatter<T> {
     }
 }
 
-/// Writes the boxes of `keys` (a piece of the sorted order): each entry at
-/// its home cell's cursor, its position at the cursor of every cell it
-/// reaches.
+/// Distributes the boxes of `keys` (a piece of the sorted order): each box's
+/// index at its home cell's cursor in `order` (its entry's position), that
+/// position at the cursor of every cell it reaches.
+///
+/// PERF: only 4-byte indices are scattered here, to one cursor per cell:
+/// scattering the entries themselves (28 to 56 bytes) to thousands of cells
+/// at once missed the cache on most writes (40% of a search at 1e6). The
+/// entries are filled afterwards in entry order ([`fill_entries`]).
 ///
 /// # Safety
-/// The cursors give this piece ranges of `entries` and `lists` that no other
+/// The cursors give this piece ranges of `order` and `lists` that no other
 /// piece writes, sized by exactly what this piece writes.
 #[allow(clippy::too_many_arguments)]
-unsafe fn distribute_range<S: Scalar, const D: usize, const WIDE: bool>(
-    boxes: &[Aabb<S, D>],
+unsafe fn distribute_range<const WIDE: bool>(
     layout: &Layout,
     info: &[u32],
     keys: &[u64],
     cursors: &mut [u32],
     list_cursors: &mut [u32],
-    entries: &Scatter<Entry<S>>,
+    order: &Scatter<u32>,
     lists: &Scatter<u32>,
 ) {
     let nz = layout.cells[1] as usize;
-    // The boxes are read in sorted order, that is, at random: fetch ahead.
+    // The placements are read in sorted order, that is, at random: fetch
+    // ahead.
     const AHEAD: usize = 12;
     for (k, &item) in keys.iter().enumerate() {
         if let Some(&next) = keys.get(k + AHEAD) {
-            let j = payload(next) as usize;
-            prefetch(boxes.as_ptr().wrapping_add(j));
-            prefetch(info.as_ptr().wrapping_add(j));
+            prefetch(info.as_ptr().wrapping_add(payload(next) as usize));
         }
         let i = payload(item);
         let inf = info[i as usize];
@@ -305,7 +310,7 @@ unsafe fn distribute_range<S: Scalar, const D: usize, const WIDE: bool>(
         let pos = cursors[home];
         cursors[home] += 1;
         // SAFETY: `pos` is in this piece's range of the home cell (caller).
-        unsafe { entries.write(pos as usize, Entry::new(&boxes[i as usize], &layout.axes, i)) };
+        unsafe { order.write(pos as usize, i) };
         if WIDE && wide(inf) {
             each_wide_cell(inf, nz, |c, flags| {
                 let at = list_cursors[c];
@@ -348,16 +353,15 @@ fn distribute<S: Scalar, const D: usize>(
     }
     side.starts[ncells] = home_sum;
     side.list_starts[ncells] = list_sum;
-    // Every entry and list slot is written below but the lists' last slots,
+    // Every order and list slot is written below but the lists' last slots,
     // which hold the sentinel: keep the old contents, adjust the lengths.
     let sentinel = keys.len() as u32;
-    side.entries.resize(keys.len() + 1, Entry::sentinel());
-    side.entries[keys.len()] = Entry::sentinel();
+    side.order.resize(keys.len(), 0);
     side.lists.resize(list_sum as usize, 0);
     for c in 0..ncells {
         side.lists[side.list_starts[c + 1] as usize - 1] = sentinel | HOME_Y | HOME_Z;
     }
-    let entries = Scatter::new(&mut side.entries);
+    let order = Scatter::new(&mut side.order);
     let lists = Scatter::new(&mut side.lists);
     let info = &side.info;
     // Cursors of a piece, padded past the last cell (reach() may name cells
@@ -375,12 +379,13 @@ fn distribute<S: Scalar, const D: usize>(
         // SAFETY: one piece writes everything, from the starts of the ranges.
         unsafe {
             if any_wide {
-                distribute_range::<S, D, true>(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists)
+                distribute_range::<true>(layout, info, keys, &mut cur, &mut lcur, &order, &lists)
             } else {
-                distribute_range::<S, D, false>(boxes, layout, info, keys, &mut cur, &mut lcur, &entries, &lists)
+                distribute_range::<false>(layout, info, keys, &mut cur, &mut lcur, &order, &lists)
             }
         };
         let _ = split; // none with one piece
+        fill_entries(boxes, layout, side, false);
         return;
     }
     #[cfg(feature = "parallel")]
@@ -449,11 +454,41 @@ fn distribute<S: Scalar, const D: usize>(
             // counted number of slots per cell, so the ranges are disjoint.
             unsafe {
                 if any_wide {
-                    distribute_range::<S, D, true>(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists)
+                    distribute_range::<true>(layout, info, part, &mut cur, &mut lcur, &order, &lists)
                 } else {
-                    distribute_range::<S, D, false>(boxes, layout, info, part, &mut cur, &mut lcur, &entries, &lists)
+                    distribute_range::<false>(layout, info, part, &mut cur, &mut lcur, &order, &lists)
                 }
             };
         });
+        fill_entries(boxes, layout, side, true);
     }
+}
+
+/// The entries of the distributed boxes, in entry order, and the sentinel
+/// after them.
+fn fill_entries<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], layout: &Layout, side: &mut Side<S>, parallel: bool) {
+    let n = side.order.len();
+    // Every entry is written below: keep the old contents, adjust the length.
+    side.entries.resize(n + 1, Entry::sentinel());
+    side.entries[n] = Entry::sentinel();
+    let fill = |order: &[u32], entries: &mut [Entry<S>]| {
+        // The boxes are read in entry order, that is, at random: fetch
+        // ahead.
+        const AHEAD: usize = 12;
+        for (k, (e, &i)) in entries.iter_mut().zip(order).enumerate() {
+            if let Some(&j) = order.get(k + AHEAD) {
+                prefetch(boxes.as_ptr().wrapping_add(j as usize));
+            }
+            *e = Entry::new(&boxes[i as usize], &layout.axes, i);
+        }
+    };
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        let chunk = n.div_ceil(rayon::current_num_threads().max(1) * 4).max(1 << 12);
+        side.order.par_chunks(chunk).zip(side.entries[..n].par_chunks_mut(chunk)).for_each(|(o, e)| fill(o, e));
+        return;
+    }
+    let _ = parallel;
+    fill(&side.order, &mut side.entries[..n]);
 }
