@@ -187,7 +187,8 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
                 times.push(t.elapsed().as_secs_f64());
             }
         }
-        println!("median frame {:.3} ms", median(times) * 1e3);
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        println!("median frame {:.3} ms, mean {:.3} ms", median(times) * 1e3, mean * 1e3);
         return;
     }
     cs.push(Box::new(OneShot { ws: Workspace::new(), out: Vec::new() }));
