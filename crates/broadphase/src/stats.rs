@@ -15,7 +15,10 @@ pub(crate) fn sample_indices(n: usize, m: usize) -> impl Iterator<Item = usize> 
     const PHI: f64 = 0.618_033_988_749_894_9;
     let all = m >= n;
     let count = if all { n } else { m };
-    (0..count).map(move |k| if all { k } else { (((k as f64 + 0.5) * PHI).fract() * n as f64) as usize })
+    // `x - trunc(x)` by a conversion: `fract` is a library call on x86-64
+    // without SSE4.1 (the default target); `x` is positive and below 2^53.
+    let frac = |x: f64| x - (x as u64) as f64;
+    (0..count).map(move |k| if all { k } else { (frac((k as f64 + 0.5) * PHI) * n as f64) as usize })
 }
 
 /// Statistics of a sample of the boxes.
