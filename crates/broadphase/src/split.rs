@@ -59,7 +59,8 @@ pub(crate) fn worth_it_sets<S: Scalar, const D: usize>(sets: &[&[Aabb<S, D>]]) -
     if D < 2 || total < SPLIT_MIN {
         return false;
     }
-    let mut counts = [0usize; 4];
+    // One count per long axis and one for the other boxes.
+    let mut counts = vec![0usize; D + 1];
     let mut m = 0;
     for set in sets {
         let take = (SAMPLE * set.len()).div_ceil(total);
