@@ -188,6 +188,10 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
             }
         }
         let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        if std::env::var_os("FRAMES_DUMP").is_some() {
+            let v: Vec<String> = times.iter().map(|t| format!("{:.2}", t * 1e3)).collect();
+            println!("{}", v.join(" "));
+        }
         println!("median frame {:.3} ms, mean {:.3} ms", median(times) * 1e3, mean * 1e3);
         return;
     }
@@ -362,7 +366,11 @@ fn bullet_case(n: usize, frames: usize) {
 
 fn main() {
     let a = args();
-    let (warm, frames) = if a.quick { (10, 10) } else { (40, 40) };
+    let (warm, frames) = if a.quick {
+        (10, 10)
+    } else {
+        (40, std::env::var("FRAMES_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(40))
+    };
     println!("# Persistent broad phases per frame (f32, 3D, uniform), grid margin ratio {}", a.margin);
     if std::env::var_os("FRAMES_BULLET").is_some() {
         // Profiling aid: the bullet scenario alone, at --n.

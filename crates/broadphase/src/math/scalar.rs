@@ -146,6 +146,14 @@ pub trait Scalar:
     /// implies `x < y`, so sorting by key and then refining equal keys by value
     /// yields the exact order.
     fn sort_key(self) -> u32;
+    /// An integer of the same order as the value, one apart for neighbours:
+    /// a monotone bijection of the non-NaN values (`-0.0` just below
+    /// `0.0`) onto an interval of `i64`, for searches over values by ulps.
+    #[doc(hidden)]
+    fn ordered(self) -> i64;
+    /// The inverse of [`Scalar::ordered`].
+    #[doc(hidden)]
+    fn from_ordered(o: i64) -> Self;
 }
 
 /// Maps an `f32` to a `u32` whose unsigned order is the float order,
@@ -187,6 +195,16 @@ impl Scalar for f32 {
     fn sort_key(self) -> u32 {
         f32_key(self)
     }
+    #[inline]
+    fn ordered(self) -> i64 {
+        let i = self.to_bits() as i32;
+        i64::from(if i < 0 { !(i & i32::MAX) } else { i })
+    }
+    #[inline]
+    fn from_ordered(o: i64) -> Self {
+        let o = o as i32;
+        f32::from_bits(if o < 0 { (!o as u32) | 0x8000_0000 } else { o as u32 })
+    }
 }
 
 impl Scalar for f64 {
@@ -217,11 +235,55 @@ impl Scalar for f64 {
         // monotone; it just merges values that round alike.
         f32_key(self as f32)
     }
+    #[inline]
+    fn ordered(self) -> i64 {
+        let i = self.to_bits() as i64;
+        if i < 0 {
+            !(i & i64::MAX)
+        } else {
+            i
+        }
+    }
+    #[inline]
+    fn from_ordered(o: i64) -> Self {
+        f64::from_bits(if o < 0 { (!o as u64) | (1 << 63) } else { o as u64 })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check_ordered<S: Scalar>(values: &[S]) {
+        for &x in values {
+            let o = x.ordered();
+            assert_eq!(S::from_ordered(o).to_f64().to_bits(), x.to_f64().to_bits(), "{x:?} round trip");
+            // The neighbours are the next values up and down.
+            let (up, down) = (S::from_ordered(o + 1), S::from_ordered(o - 1));
+            if x.to_f64() != f64::INFINITY {
+                assert!(up > x || (x.to_f64() == 0.0 && x.to_f64().is_sign_negative()), "{x:?} up {up:?}");
+            }
+            if x.to_f64() != f64::NEG_INFINITY {
+                assert!(down < x || (x.to_f64() == 0.0 && x.to_f64().is_sign_positive()), "{x:?} down {down:?}");
+            }
+            for &y in values {
+                // Equal values apart from ±0 have equal integers.
+                assert_eq!(x < y, x.ordered() < y.ordered() && x != y, "{x:?} {y:?}");
+                assert!(x.ordered() >= y.ordered() || x <= y, "{x:?} {y:?}");
+            }
+        }
+        assert_eq!(S::from_f64(-0.0).ordered() + 1, S::ZERO.ordered());
+    }
+
+    #[test]
+    fn ordered_integers_follow_the_values() {
+        let v =
+            [f64::NEG_INFINITY, -1e300, -1.0, -1e-310, -0.0, 0.0, 5e-324, 1e-310, 1.0, 3.5, f64::MAX, f64::INFINITY];
+        check_ordered::<f64>(&v);
+        check_ordered::<f32>(&v.map(|x| x as f32));
+        assert_eq!(f32::from_ordered(1.0f32.ordered() + 1), f32::from_bits(1.0f32.to_bits() + 1));
+        assert_eq!(f64::from_ordered((-2.0f64).ordered() - 1), f64::from_bits((-2.0f64).to_bits() + 1));
+    }
 
     fn check_monotone<S: Scalar>(values: &[S]) {
         for &x in values {

@@ -86,6 +86,11 @@ pub mod sealed {
             true
         }
 
+        /// Starts loading what [`tracks`](Self::tracks) reads about slot
+        /// `s` besides its exact box.
+        #[inline]
+        fn prefetch_held(&self, _s: u32) {}
+
         /// The box the index holds for slot `s` (containing its exact box).
         fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
             store.aabb[s as usize]
@@ -156,6 +161,9 @@ struct OneShot<S: Scalar, const D: usize> {
     /// Counting sort of slot pairs: run starts per low slot, high slots.
     starts: Vec<u32>,
     his: Vec<u32>,
+    /// A frame's deferred walk verdicts: flags to set, pairs to untrack.
+    flags: Vec<(u32, bool)>,
+    gone: Vec<(u32, u32)>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -175,6 +183,8 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             keys: Vec::new(),
             starts: Vec::new(),
             his: Vec::new(),
+            flags: Vec::new(),
+            gone: Vec::new(),
         }
     }
 }
@@ -390,6 +400,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             );
         }
         let n = self.frame.moved.len();
+        let (mut flags, mut gone) = (core::mem::take(&mut self.scratch.flags), core::mem::take(&mut self.scratch.gone));
+        flags.clear();
+        gone.clear();
         for i in 0..n {
             // PERF: proxies move in no spatial order, so each one's data is
             // a cache miss; prefetch the next ones' lists in two steps
@@ -408,8 +421,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             let s = self.frame.moved[i].0;
             let (st, index) = (&self.store, &self.index);
             let b = st.aabb[s as usize];
+            // A pair of two moved proxies is walked from both sides, with
+            // verdicts that agree (see `walk_deferred`).
             if index.box_changed(s) {
-                self.cache.walk(
+                self.cache.walk_deferred(
                     s,
                     |t| {
                         if index.tracks(st, s, t) {
@@ -418,12 +433,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                             Verdict::Untrack
                         }
                     },
-                    |e| events.push(e),
+                    &mut flags,
+                    &mut gone,
                 );
             } else {
-                self.cache.walk(s, |t| Verdict::Keep(b.overlaps(&st.aabb[t as usize])), |e| events.push(e));
+                let keep = |t: u32| Verdict::Keep(b.overlaps(&st.aabb[t as usize]));
+                self.cache.walk_deferred(s, keep, &mut flags, &mut gone);
             }
         }
+        self.cache.apply(&flags, &gone, |e| events.push(e));
+        (self.scratch.flags, self.scratch.gone) = (flags, gone);
     }
 
     /// Whether the frame changes enough proxies for the one-shot search to
@@ -804,7 +823,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.frame.inserted_candidates = !inserted_by_oneshot;
             self.index.update(&self.store, &self.frame, &mut cand);
             self.walk_changed(events);
-            for &(x, y) in &cand {
+            // PERF: the second slot of a candidate is anywhere in memory
+            // (the first is the slot re-filed, the same for a run): its
+            // state, held and exact boxes and pair array header are
+            // prefetched 8 candidates ahead, the array's end 4 ahead.
+            for i in 0..cand.len() {
+                if let Some(&(_, y)) = cand.get(i + 8) {
+                    self.index.prefetch_held(y);
+                    crate::sweep::prefetch(&self.store.aabb[y as usize]);
+                    crate::sweep::prefetch(&self.store.state[y as usize]);
+                    self.cache.prefetch_head(y);
+                }
+                if let Some(&(_, y)) = cand.get(i + 4) {
+                    self.cache.prefetch_tail(y);
+                }
+                let (x, y) = cand[i];
                 self.try_track(x, y, events);
             }
             if inserted_by_oneshot {
@@ -957,6 +990,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 * size_of::<ProxyPair>()
             + sc.keys.capacity() * 8
             + (sc.starts.capacity() + sc.his.capacity()) * 4
+            + (sc.flags.capacity() + sc.gone.capacity()) * 8
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + self.candidates.capacity() * 8
     }

@@ -38,13 +38,10 @@
 //! number of large proxies; the multi-region SAP is the answer for worlds
 //! with many of them.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use super::cells::{self, CellRange};
+use super::cells::{self, CellRange, CellTable};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
-use super::pairs::{KeyHasher, NIL};
+use super::pairs::NIL;
 use super::query::{fatten, Region};
 use super::store::{State, Store};
 use crate::{Aabb, Scalar};
@@ -75,12 +72,12 @@ pub struct GridIndex<S: Scalar, const D: usize> {
     /// Position in `big`, or `NIL` for proxies filed in cells.
     big_pos: Vec<u32>,
     big: Vec<u32>,
-    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
     /// Per cell: its proxies with their fat boxes inline, so that scanning a
     /// cell reads one contiguous array.
-    cells: Vec<Vec<(u32, Aabb<S, D>)>>,
-    free_cells: Vec<u32>,
+    table: CellTable<(u32, Aabb<S, D>)>,
     refat: Vec<u32>,
+    /// The proxies to re-fatten in this update, with their new fat boxes.
+    jobs: Vec<(u32, Aabb<S, D>)>,
     /// The slots whose fat box changed in the last update.
     changed: Marks,
 }
@@ -96,10 +93,9 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
             fat: Vec::new(),
             big_pos: Vec::new(),
             big: Vec::new(),
-            map: HashMap::default(),
-            cells: Vec::new(),
-            free_cells: Vec::new(),
+            table: CellTable::default(),
             refat: Vec::new(),
+            jobs: Vec::new(),
             changed: Marks::default(),
         }
     }
@@ -177,6 +173,12 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             self.big_pos.resize(self.fat.len(), NIL);
         }
         let fat = fatten(&store.aabb[i], motion, self.margin, self.predict);
+        self.file(s, fat);
+    }
+
+    /// Files slot `s` (filed nowhere) by the fat box `fat`.
+    fn file(&mut self, s: u32, fat: Aabb<S, D>) {
+        let i = s as usize;
         self.fat[i] = fat;
         self.changed.mark(s);
         let r = self.cells_of(&fat);
@@ -186,17 +188,8 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             return;
         }
         self.big_pos[i] = NIL;
-        let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
-        cells::each(&r, |c| {
-            let idx = *map.entry(cells::key(c)).or_insert_with(|| match free.pop() {
-                Some(f) => f,
-                None => {
-                    cells.push(Vec::new());
-                    cells.len() as u32 - 1
-                }
-            });
-            cells[idx as usize].push((s, fat));
-        });
+        let table = &mut self.table;
+        cells::each(&r, |c| table.list(cells::key(c)).push((s, fat)));
     }
 
     /// Takes slot `s` out of its cells (or the large list).
@@ -211,18 +204,54 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             return;
         }
         let r = self.cells_of(&self.fat[i]);
-        let (map, cells, free) = (&mut self.map, &mut self.cells, &mut self.free_cells);
-        cells::each(&r, |c| {
-            let k = cells::key(c);
-            let idx = map[&k];
-            let list = &mut cells[idx as usize];
-            let p = list.iter().position(|x| x.0 == s).expect("filed slot");
-            list.swap_remove(p);
-            if list.is_empty() {
-                map.remove(&k);
-                free.push(idx);
-            }
-        });
+        let table = &mut self.table;
+        cells::each(&r, |c| Self::unfile(table, cells::key(c), s));
+    }
+
+    /// Takes slot `s` out of the cell of `key`.
+    #[inline]
+    fn unfile(table: &mut CellTable<(u32, Aabb<S, D>)>, key: u64, s: u32) {
+        let b = table.find(key).expect("filed cell");
+        let list = table.at_mut(b);
+        let p = list.iter().position(|x| x.0 == s).expect("filed slot");
+        list.swap_remove(p);
+        if list.is_empty() {
+            table.remove_at(b);
+        }
+    }
+
+    /// For a proxy filed in the cells of range `r` (not large): per axis
+    /// and cell of the range, the lowest start a partner may have for the
+    /// pair to be reported in that cell (reference-point rule: the cell
+    /// holds the lower corner of the two boxes' intersection). On each axis
+    /// the later of the two starts must lie in the cell (both boxes are
+    /// filed there, so neither starts after it): in the range's first cell
+    /// the proxy's own start does, so any partner start is fine (`-∞`);
+    /// in a later one the partner's start must reach the cell, compared by
+    /// [`cells::start`] exactly as `coord` would place it.
+    #[inline]
+    fn lowers(&self, r: &Cells<D>) -> [[S; MAX_SPAN as usize]; D] {
+        core::array::from_fn(|k| {
+            core::array::from_fn(|j| {
+                let c = r.0[k] + j as i64;
+                if j == 0 || c > r.1[k] {
+                    -S::INFINITY
+                } else {
+                    cells::start(c, self.inv)
+                }
+            })
+        })
+    }
+
+    /// Whether the candidate of fat boxes `fs`, `ft` (both filed in a cell
+    /// whose lowest partner starts are `low`) is reported there.
+    #[inline]
+    fn reported_in(fs: &Aabb<S, D>, ft: &Aabb<S, D>, low: &[S; D]) -> bool {
+        let mut ok = true;
+        for (k, &low) in low.iter().enumerate() {
+            ok &= (fs.min()[k] <= ft.max()[k]) & (ft.min()[k] <= fs.max()[k]) & (ft.min()[k] >= low);
+        }
+        ok
     }
 
     /// Appends `(s, t)` for every indexed `t` whose fat box overlaps `s`'s,
@@ -238,31 +267,120 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             }
             return;
         }
+        self.big_candidates(s, &fs, out);
+        let r = self.cells_of(&fs);
+        let lowers = self.lowers(&r);
+        cells::each(&r, |c| {
+            let Some(list) = self.table.get(cells::key(c)) else { return };
+            let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
+            for &(t, ref ft) in list {
+                if (t != s) & Self::reported_in(&fs, ft, &low) {
+                    out.push((s, t));
+                }
+            }
+        });
+    }
+
+    /// Appends `(s, t)` for every large `t` whose fat box overlaps `fs`.
+    #[inline]
+    fn big_candidates(&self, s: u32, fs: &Aabb<S, D>, out: &mut Vec<(u32, u32)>) {
         for &t in &self.big {
             if fs.overlaps(&self.fat[t as usize]) {
                 out.push((s, t));
             }
         }
-        let r = self.cells_of(&fs);
+    }
+
+    /// Re-files slot `s` by the fat box `fat` and appends its new
+    /// candidates, as `take`, `file` and `candidates` would, in one visit
+    /// per cell: the cells of both the old and the new range (most of them,
+    /// as a fat box moves by a fraction of a cell) are scanned once, the
+    /// entry of `s` updated in place, the candidates tested on the way.
+    ///
+    /// A proxy whose filed box overlaps the old fat box of `s` is not a new
+    /// candidate: if its entry is from before this update, the pair is
+    /// tracked already (every allowed pair of overlapping held boxes is);
+    /// if it was re-filed earlier in this update, its own scan saw the old
+    /// box of `s` and reported the pair. (Re-filtered proxies, whose pairs
+    /// may be newly allowed, are queried in full afterwards.)
+    fn refile(&mut self, store: &Store<S, D>, s: u32, fat: Aabb<S, D>, out: &mut Vec<(u32, u32)>) {
+        let i = s as usize;
+        let old = self.cells_of(&self.fat[i]);
+        let r = self.cells_of(&fat);
+        if self.big_pos[i] != NIL || Self::is_big(&r) {
+            self.take(s);
+            self.file(s, fat);
+            self.candidates(store, s, out);
+            return;
+        }
+        let was = core::mem::replace(&mut self.fat[i], fat);
+        self.changed.mark(s);
+        self.big_candidates(s, &fat, out);
+        let lowers = self.lowers(&r);
+        let mut table = core::mem::take(&mut self.table);
+        cells::each(&old, |c| {
+            if !cells::inside(&r, c) {
+                Self::unfile(&mut table, cells::key(c), s);
+            }
+        });
         cells::each(&r, |c| {
-            let Some(&idx) = self.map.get(&cells::key(c)) else { return };
-            // Report in the cell of the intersection's lower corner: on each
-            // axis the later of the two starts lies in `c` (both boxes are
-            // filed in `c`, so neither starts after it): `c` is `s`'s first
-            // cell, or `t` starts in `c`, which is `coord`'s own comparison
-            // (`floor(v * inv) >= c` exactly when `v * inv >= c`; a clamped
-            // lowest cell is every range's first) without the floor.
-            let first: [bool; D] = core::array::from_fn(|k| c[k] == r.0[k]);
-            let edge: [f64; D] = core::array::from_fn(|k| c[k] as f64);
-            for &(t, ref ft) in &self.cells[idx as usize] {
-                let mut ok = t != s;
-                for k in 0..D {
-                    ok &= (fs.min()[k] <= ft.max()[k])
-                        & (ft.min()[k] <= fs.max()[k])
-                        & (first[k] | (ft.min()[k].to_f64() * self.inv >= edge[k]));
+            let kept = cells::inside(&old, c);
+            let key = cells::key(c);
+            let list = if kept {
+                let b = table.find(key).expect("filed cell");
+                table.at_mut(b)
+            } else {
+                table.list(key)
+            };
+            let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
+            for e in list.iter_mut() {
+                if e.0 == s {
+                    e.1 = fat;
+                } else if Self::reported_in(&fat, &e.1, &low) & !was.overlaps(&e.1) {
+                    out.push((s, e.0));
                 }
-                if ok {
-                    out.push((s, t));
+            }
+            if !kept {
+                list.push((s, fat));
+            }
+        });
+        self.table = table;
+    }
+
+    /// The cells that re-filing slot `s` by `fat` visits: those of the new
+    /// range, and of the old one outside it; none if either is large.
+    #[inline]
+    fn refile_cells(&self, s: u32, fat: &Aabb<S, D>, mut f: impl FnMut(u64)) {
+        let old = self.cells_of(&self.fat[s as usize]);
+        let r = self.cells_of(fat);
+        if !Self::is_big(&r) && !Self::is_big(&old) {
+            cells::each(&r, |c| f(cells::key(c)));
+            cells::each(&old, |c| {
+                if !cells::inside(&r, c) {
+                    f(cells::key(c));
+                }
+            });
+        }
+    }
+
+    /// Starts loading what re-filing slot `s` by `fat` reads first: its
+    /// large-list position and the buckets of its cells.
+    #[inline]
+    fn prefetch_buckets(&self, s: u32, fat: &Aabb<S, D>) {
+        crate::sweep::prefetch(&self.big_pos[s as usize]);
+        self.refile_cells(s, fat, |k| self.table.prefetch(k));
+    }
+
+    /// Starts loading the first lines of the lists re-filing slot `s` by
+    /// `fat` scans (reads the buckets).
+    #[inline]
+    fn prefetch_lists(&self, s: u32, fat: &Aabb<S, D>) {
+        self.refile_cells(s, fat, |k| {
+            if let Some(list) = self.table.get(k) {
+                let p = list.as_ptr().cast::<u8>();
+                let bytes = core::mem::size_of_val(list.as_slice());
+                for off in (0..bytes.min(512)).step_by(64) {
+                    crate::sweep::prefetch(p.wrapping_add(off));
                 }
             }
         });
@@ -284,21 +402,39 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         for &s in &frame.inserted {
             self.add(store, s, None);
         }
-        let mut refat = core::mem::take(&mut self.refat);
-        refat.clear();
-        for (&(s, _), &v) in frame.moved.iter().zip(&frame.velocity) {
-            if !self.fat[s as usize].contains(&store.aabb[s as usize]) {
-                self.take(s);
-                self.add(store, s, Some(v));
-                // PERF: queried at once, while its cells are in the cache
-                // from the refiling. Proxies refiled later in this loop are
-                // seen with their old boxes, which can only add candidates
-                // (the engine keeps those whose held boxes overlap); a pair
-                // of two refiled proxies is found by the later one's query,
-                // which sees both new boxes.
-                self.candidates(store, s, out);
+        // The proxies that left their fat boxes, with their new fat boxes.
+        let mut jobs = core::mem::take(&mut self.jobs);
+        jobs.clear();
+        let moved = &frame.moved;
+        for (j, (&(s, _), &v)) in moved.iter().zip(&frame.velocity).enumerate() {
+            if let Some(&(t, _)) = moved.get(j + 8) {
+                crate::sweep::prefetch(&self.fat[t as usize]);
+            }
+            let i = s as usize;
+            if !self.fat[i].contains(&store.aabb[i]) {
+                jobs.push((s, fatten(&store.aabb[i], Some(v), self.margin, self.predict)));
             }
         }
+        // PERF: re-filing is a chain of cache misses per cell (bucket, list)
+        // on proxies in no spatial order: the buckets of the proxies some
+        // steps ahead are prefetched, then, once those have arrived, their
+        // lists. Proxies refiled later in this loop are seen with their old
+        // boxes, which can only add candidates (the engine keeps those whose
+        // held boxes overlap); a pair of two refiled proxies is found by the
+        // later one's scan, which sees both new boxes.
+        for j in 0..jobs.len() {
+            if let Some((t, f)) = jobs.get(j + 8) {
+                self.prefetch_buckets(*t, f);
+            }
+            if let Some((t, f)) = jobs.get(j + 4) {
+                self.prefetch_lists(*t, f);
+            }
+            let (s, fat) = jobs[j];
+            self.refile(store, s, fat, out);
+        }
+        self.jobs = jobs;
+        let mut refat = core::mem::take(&mut self.refat);
+        refat.clear();
         if frame.inserted_candidates {
             refat.extend_from_slice(&frame.inserted);
         }
@@ -317,6 +453,13 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         self.changed.has(s)
     }
 
+    #[inline]
+    fn prefetch_held(&self, s: u32) {
+        if let Some(f) = self.fat.get(s as usize) {
+            crate::sweep::prefetch(f);
+        }
+    }
+
     fn tracked_box(&self, _store: &Store<S, D>, s: u32) -> Aabb<S, D> {
         self.fat[s as usize]
     }
@@ -327,10 +470,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
 
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.changed.clear();
-        self.map.clear();
-        self.cells.iter_mut().for_each(Vec::clear);
-        self.free_cells.clear();
-        self.free_cells.extend((0..self.cells.len() as u32).rev());
+        self.table.clear();
         self.big.clear();
         let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
         self.choose(store, live());
@@ -351,7 +491,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         let r: Cells<D> =
             (core::array::from_fn(|k| self.coord(region.min[k])), core::array::from_fn(|k| self.coord(region.max[k])));
         let count = (0..D).fold(1i64, |n, k| n.saturating_mul(r.1[k] - r.0[k] + 1));
-        if self.cell == 0.0 || count > MAX_QUERY_CELLS.min(self.map.len() as i64 + 1) {
+        if self.cell == 0.0 || count > MAX_QUERY_CELLS.min(self.table.len() as i64 + 1) {
             for t in 0..store.slots() as u32 {
                 if store.indexed(t) && self.big_pos[t as usize] == NIL && fat_meets(&self.fat[t as usize]) && !f(t) {
                     return;
@@ -364,8 +504,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             if !go {
                 return;
             }
-            let Some(&idx) = self.map.get(&cells::key(c)) else { return };
-            for &(t, ref b) in &self.cells[idx as usize] {
+            let Some(list) = self.table.get(cells::key(c)) else { return };
+            for &(t, ref b) in list {
                 if fat_meets(b) {
                     let home = (0..D).all(|k| self.coord(region.min[k].max(b.min()[k].to_f64())) == c[k]);
                     if home && store.indexed(t) && !f(t) {
@@ -401,9 +541,9 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             cells::each(&r, |c| {
                 filed += 1;
                 let ok = self
-                    .map
-                    .get(&cells::key(c))
-                    .is_some_and(|&idx| self.cells[idx as usize].iter().any(|e| e.0 == s && e.1 == self.fat[i]));
+                    .table
+                    .get(cells::key(c))
+                    .is_some_and(|list| list.iter().any(|e| e.0 == s && e.1 == self.fat[i]));
                 if !ok {
                     bad = Some(*c);
                 }
@@ -412,11 +552,12 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                 return Err(format!("grid: slot {s} missing from cell {c:?}"));
             }
         }
-        let held: usize = self.map.values().map(|&idx| self.cells[idx as usize].len()).sum();
+        self.table.validate().map_err(|e| format!("grid: {e}"))?;
+        let held: usize = self.table.iter().map(|(_, list)| list.len()).sum();
         if held != filed {
             return Err(format!("grid: cells hold {held} entries, proxies need {filed}"));
         }
-        if self.map.values().any(|&idx| self.cells[idx as usize].is_empty()) {
+        if self.table.iter().any(|(_, list)| list.is_empty()) {
             return Err("grid: an empty cell is still mapped".into());
         }
         Ok(())
@@ -424,18 +565,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
 
     fn release_scratch(&mut self) {
         self.refat = Vec::new();
+        self.jobs = Vec::new();
     }
 
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.fat.capacity() * size_of::<Aabb<S, D>>()
-            + (self.big_pos.capacity() + self.big.capacity() + self.free_cells.capacity() + self.refat.capacity()) * 4
+            + (self.big_pos.capacity() + self.big.capacity() + self.refat.capacity()) * 4
+            + self.jobs.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + self.changed.memory()
-            + self.map.capacity() * (size_of::<(u64, u32)>() + 1)
-            + self
-                .cells
-                .iter()
-                .map(|c| c.capacity() * size_of::<(u32, Aabb<S, D>)>() + size_of::<Vec<u32>>())
-                .sum::<usize>()
+            + self.table.memory()
     }
 }

@@ -337,6 +337,81 @@ impl PairCache {
         self.scratch = todo;
     }
 
+    /// Takes the verdicts of a walk of slot `s`'s tracked pairs without
+    /// applying them: the flags to set, as `(record, on)`, and the pairs to
+    /// untrack, as `(s, partner)`. Applied later by [`apply`](Self::apply),
+    /// after the walks of every proxy of a frame, so that the records of all
+    /// of them can be prefetched ahead of their updates. A pair walked from
+    /// both sides gets the same verdict twice (its boxes are final), or an
+    /// untrack from one side and "apart" from the other; both are harmless,
+    /// since flags are set, not flipped, and an untracked pair is skipped.
+    #[inline]
+    pub fn walk_deferred(
+        &self,
+        s: u32,
+        mut verdict: impl FnMut(u32) -> Verdict,
+        flags: &mut Vec<(u32, bool)>,
+        gone: &mut Vec<(u32, u32)>,
+    ) {
+        for &[t, r] in &self.adj[s as usize] {
+            match verdict(t) {
+                Verdict::Untrack => gone.push((s, t)),
+                Verdict::Keep(on) => {
+                    if on != (r & EXACT != 0) {
+                        flags.push((r & !EXACT, on));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies what [`walk_deferred`](Self::walk_deferred) collected: the
+    /// flags first (they move no record, so the record numbers hold), then
+    /// the untracks by pair; reports every change once.
+    pub fn apply(&mut self, flags: &[(u32, bool)], gone: &[(u32, u32)], mut report: impl FnMut(PairEvent)) {
+        // PERF: each update touches a record, the exact array and two entry
+        // arrays, all at random: the records are prefetched 8 steps ahead,
+        // then the entry arrays' headers, then their entries.
+        for (i, &(pos, on)) in flags.iter().enumerate() {
+            if let Some(&(p, _)) = flags.get(i + 8) {
+                crate::sweep::prefetch(&self.recs[p as usize]);
+            }
+            if let Some(&(p, _)) = flags.get(i + 4) {
+                let r = &self.recs[p as usize];
+                crate::sweep::prefetch(&self.adj[r.pair.a.index() as usize]);
+                crate::sweep::prefetch(&self.adj[r.pair.b.index() as usize]);
+                if r.exact != NIL {
+                    crate::sweep::prefetch(&self.exact_of[r.exact as usize]);
+                    crate::sweep::prefetch(&self.exact[r.exact as usize]);
+                }
+            }
+            if let Some(&(p, _)) = flags.get(i + 2) {
+                let r = &self.recs[p as usize];
+                crate::sweep::prefetch(self.adj[r.pair.a.index() as usize].as_ptr().wrapping_add(r.at[0] as usize));
+                crate::sweep::prefetch(self.adj[r.pair.b.index() as usize].as_ptr().wrapping_add(r.at[1] as usize));
+            }
+            if self.set_exact(pos, on) {
+                let p = self.recs[pos as usize].pair;
+                report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+            }
+        }
+        for (i, &(s, t)) in gone.iter().enumerate() {
+            if let Some(&(_, u)) = gone.get(i + 8) {
+                crate::sweep::prefetch(&self.adj[u as usize]);
+            }
+            if let Some(&(_, u)) = gone.get(i + 4) {
+                if let Some(e) = self.adj[u as usize].first() {
+                    crate::sweep::prefetch(e);
+                }
+            }
+            if let Some(pos) = self.position(s, t) {
+                if let Some(p) = self.remove_at(pos) {
+                    report(PairEvent::End(p));
+                }
+            }
+        }
+    }
+
     /// Prefetches slot `s`'s array header (step 1 of 2).
     #[inline]
     pub fn prefetch_head(&self, s: u32) {
@@ -349,6 +424,15 @@ impl PairCache {
     #[inline]
     pub fn prefetch_entries(&self, s: u32) {
         if let Some(e) = self.adj.get(s as usize).and_then(|l| l.first()) {
+            crate::sweep::prefetch(e);
+        }
+    }
+
+    /// Prefetches the end of slot `s`'s entries, where a new pair goes
+    /// (reads the header).
+    #[inline]
+    pub fn prefetch_tail(&self, s: u32) {
+        if let Some(e) = self.adj.get(s as usize).and_then(|l| l.last()) {
             crate::sweep::prefetch(e);
         }
     }
