@@ -163,7 +163,7 @@ struct OneShot<S: Scalar, const D: usize> {
     his: Vec<u32>,
     /// A frame's deferred walk verdicts: flags to set, pairs to untrack.
     flags: Vec<(u32, bool)>,
-    gone: Vec<(u32, u32)>,
+    gone: Vec<u32>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -990,7 +990,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 * size_of::<ProxyPair>()
             + sc.keys.capacity() * 8
             + (sc.starts.capacity() + sc.his.capacity()) * 4
-            + (sc.flags.capacity() + sc.gone.capacity()) * 8
+            + sc.flags.capacity() * 8
+            + sc.gone.capacity() * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + self.candidates.capacity() * 8
     }

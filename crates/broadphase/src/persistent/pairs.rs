@@ -6,10 +6,13 @@
 //! linked list one cache miss at a time. Whether a pair is tracked is found
 //! by scanning the shorter of the two proxies' arrays (a few entries; a huge
 //! ground box meets a small box's short array), so no hash table is needed.
-//! Adding, flagging and removing a pair are O(1) after that lookup; removal
-//! swaps the last record or entry into the hole and patches its back
-//! references, so every array stays dense and
-//! [`BroadPhase::pairs`](super::BroadPhase::pairs) is a plain slice.
+//! Adding, flagging and removing a pair are O(1) after that lookup. Removal
+//! swaps the last entry of each partner array (and of the exact array) into
+//! the hole and patches its back reference, so those stay dense and
+//! [`BroadPhase::pairs`](super::BroadPhase::pairs) is a plain slice; the
+//! removed record itself becomes a hole that the next added pair reuses, so
+//! record numbers never change while a pair is tracked (a frame's updates can
+//! be collected by record first and applied later, prefetched).
 
 use std::hash::Hasher;
 
@@ -118,7 +121,8 @@ const EXACT: u32 = 1 << 31;
 const UNTRACK: u32 = 1 << 31;
 
 /// A tracked pair: its ids, its position in the exact array (or `NIL`), and
-/// where its entries sit in the arrays of `a` and of `b`.
+/// where its entries sit in the arrays of `a` and of `b`. A free record (a
+/// hole) has `at[0] == NIL` and the next free record in `at[1]`.
 #[derive(Clone, Copy, Debug)]
 struct Rec {
     pair: ProxyPair,
@@ -139,17 +143,31 @@ pub(crate) enum Verdict {
 /// for sweep-and-prune, the fat boxes for the grid), each allowed by kinds and
 /// filters, each flagged when the exact boxes overlap. The flagged ones are
 /// the reported pairs, kept also as a dense array for [`PairCache::pairs`].
-#[derive(Default)]
 pub(crate) struct PairCache {
     recs: Vec<Rec>,
+    /// The first free record (`NIL`: none) and the number of tracked pairs.
+    free: u32,
+    live: usize,
     /// Per slot: `[partner, record | EXACT?]`.
     adj: Vec<Vec<[u32; 2]>>,
     exact: Vec<ProxyPair>,
     /// Record of each exact pair.
     exact_of: Vec<u32>,
     scratch: Vec<u32>,
-    /// Pairs a walk untracks (reused, so walks do not allocate).
-    gone: Vec<(u32, u32)>,
+}
+
+impl Default for PairCache {
+    fn default() -> Self {
+        Self {
+            recs: Vec::new(),
+            free: NIL,
+            live: 0,
+            adj: Vec::new(),
+            exact: Vec::new(),
+            exact_of: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
 }
 
 impl PairCache {
@@ -159,7 +177,13 @@ impl PairCache {
     }
 
     pub fn tracked_len(&self) -> usize {
-        self.recs.len()
+        self.live
+    }
+
+    /// Whether record `pos` is a hole.
+    #[inline]
+    fn is_free(&self, pos: u32) -> bool {
+        self.recs[pos as usize].at[0] == NIL
     }
 
     /// Makes room for `slots` slots.
@@ -216,18 +240,23 @@ impl PairCache {
 
     /// Trims every array to its length.
     pub fn shrink(&mut self) {
+        if self.live == 0 {
+            self.recs = Vec::new();
+            self.free = NIL;
+        }
         self.recs.shrink_to_fit();
         self.exact.shrink_to_fit();
         self.exact_of.shrink_to_fit();
         self.scratch = Vec::new();
-        self.gone = Vec::new();
         self.adj.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
     /// Forgets every pair (keeping the memory).
     pub fn clear(&mut self) {
-        let tracked = !self.recs.is_empty();
+        let tracked = self.live != 0;
         self.recs.clear();
+        self.free = NIL;
+        self.live = 0;
         self.exact.clear();
         self.exact_of.clear();
         // Partner lists hold entries only for tracked pairs: with none
@@ -240,12 +269,21 @@ impl PairCache {
     /// Tracks a pair that is not tracked, flagged `exact` or not.
     pub fn add(&mut self, p: ProxyPair, exact: bool) {
         debug_assert!(self.position(p.a.index(), p.b.index()).is_none(), "pair tracked twice");
-        let pos = self.recs.len() as u32;
         let (sa, sb) = (p.a.index() as usize, p.b.index() as usize);
         let at = [self.adj[sa].len() as u32, self.adj[sb].len() as u32];
+        let rec = Rec { pair: p, exact: NIL, at };
+        let pos = if self.free != NIL {
+            let pos = self.free;
+            self.free = self.recs[pos as usize].at[1];
+            self.recs[pos as usize] = rec;
+            pos
+        } else {
+            self.recs.push(rec);
+            self.recs.len() as u32 - 1
+        };
+        self.live += 1;
         self.adj[sa].push([sb as u32, pos]);
         self.adj[sb].push([sa as u32, pos]);
-        self.recs.push(Rec { pair: p, exact: NIL, at });
         if exact {
             self.set_exact(pos, true);
         }
@@ -263,32 +301,17 @@ impl PairCache {
         }
     }
 
-    /// Stops tracking record `pos`; returns its pair if it was flagged.
+    /// Stops tracking record `pos` (which becomes a hole); returns its pair
+    /// if it was flagged.
     fn remove_at(&mut self, pos: u32) -> Option<ProxyPair> {
         let was_exact = self.set_exact(pos, false);
         let r = self.recs[pos as usize];
         self.drop_entry(r.pair.a.index(), r.at[0]);
         self.drop_entry(r.pair.b.index(), r.at[1]);
-        let last = self.recs.len() as u32 - 1;
-        if pos != last {
-            // Move the last record into the hole and re-point its entries.
-            let m = self.recs[last as usize];
-            let flag = if m.exact != NIL { EXACT } else { 0 };
-            self.adj[m.pair.a.index() as usize][m.at[0] as usize][1] = pos | flag;
-            self.adj[m.pair.b.index() as usize][m.at[1] as usize][1] = pos | flag;
-            if m.exact != NIL {
-                self.exact_of[m.exact as usize] = pos;
-            }
-        }
-        self.recs.swap_remove(pos as usize);
+        self.recs[pos as usize].at = [NIL, self.free];
+        self.free = pos;
+        self.live -= 1;
         was_exact.then_some(r.pair)
-    }
-
-    /// Stops tracking the pair of slots `x`, `y` (which must be tracked);
-    /// returns it if its boxes overlapped (it ends).
-    pub fn remove(&mut self, x: u32, y: u32) -> Option<ProxyPair> {
-        let pos = self.position(x, y).expect("tracked pair");
-        self.remove_at(pos)
     }
 
     /// Walks slot `s`'s tracked pairs, asking `verdict` about each partner;
@@ -310,52 +333,44 @@ impl PairCache {
                 }
             }
         }
-        if !todo.is_empty() {
-            // Flips first (they move no record), then removals by pair, since
-            // each removal moves records and entries.
-            let mut gone = core::mem::take(&mut self.gone);
-            gone.clear();
-            for &x in &todo {
-                let pos = x & !UNTRACK;
-                if x & UNTRACK != 0 {
-                    let p = self.recs[pos as usize].pair;
-                    gone.push((p.a.index(), p.b.index()));
-                } else {
-                    let on = self.recs[pos as usize].exact == NIL;
-                    self.set_exact(pos, on);
-                    let p = self.recs[pos as usize].pair;
-                    report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
-                }
-            }
-            for &(a, b) in &gone {
-                if let Some(p) = self.remove(a, b) {
+        // Records do not move (a removal leaves a hole), so the to-do list
+        // holds valid record numbers throughout.
+        for &x in &todo {
+            let pos = x & !UNTRACK;
+            if x & UNTRACK != 0 {
+                if let Some(p) = self.remove_at(pos) {
                     report(PairEvent::End(p));
                 }
+            } else {
+                let on = self.recs[pos as usize].exact == NIL;
+                self.set_exact(pos, on);
+                let p = self.recs[pos as usize].pair;
+                report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
             }
-            self.gone = gone;
         }
         self.scratch = todo;
     }
 
     /// Takes the verdicts of a walk of slot `s`'s tracked pairs without
-    /// applying them: the flags to set, as `(record, on)`, and the pairs to
-    /// untrack, as `(s, partner)`. Applied later by [`apply`](Self::apply),
+    /// applying them: the flags to set, as `(record, on)`, and the records
+    /// to untrack. Applied later by [`apply`](Self::apply),
     /// after the walks of every proxy of a frame, so that the records of all
     /// of them can be prefetched ahead of their updates. A pair walked from
     /// both sides gets the same verdict twice (its boxes are final), or an
     /// untrack from one side and "apart" from the other; both are harmless,
-    /// since flags are set, not flipped, and an untracked pair is skipped.
+    /// since flags are set, not flipped, and a hole is not untracked twice
+    /// (no pair is added between the walks and `apply`).
     #[inline]
     pub fn walk_deferred(
         &self,
         s: u32,
         mut verdict: impl FnMut(u32) -> Verdict,
         flags: &mut Vec<(u32, bool)>,
-        gone: &mut Vec<(u32, u32)>,
+        gone: &mut Vec<u32>,
     ) {
         for &[t, r] in &self.adj[s as usize] {
             match verdict(t) {
-                Verdict::Untrack => gone.push((s, t)),
+                Verdict::Untrack => gone.push(r & !EXACT),
                 Verdict::Keep(on) => {
                     if on != (r & EXACT != 0) {
                         flags.push((r & !EXACT, on));
@@ -366,9 +381,8 @@ impl PairCache {
     }
 
     /// Applies what [`walk_deferred`](Self::walk_deferred) collected: the
-    /// flags first (they move no record, so the record numbers hold), then
-    /// the untracks by pair; reports every change once.
-    pub fn apply(&mut self, flags: &[(u32, bool)], gone: &[(u32, u32)], mut report: impl FnMut(PairEvent)) {
+    /// flags first, then the untracks; reports every change once.
+    pub fn apply(&mut self, flags: &[(u32, bool)], gone: &[u32], mut report: impl FnMut(PairEvent)) {
         // PERF: each update touches a record, the exact array and two entry
         // arrays, all at random: the records are prefetched 8 steps ahead,
         // then the entry arrays' headers, then their entries.
@@ -395,16 +409,28 @@ impl PairCache {
                 report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
             }
         }
-        for (i, &(s, t)) in gone.iter().enumerate() {
-            if let Some(&(_, u)) = gone.get(i + 8) {
-                crate::sweep::prefetch(&self.adj[u as usize]);
+        for (i, &pos) in gone.iter().enumerate() {
+            if let Some(&p) = gone.get(i + 8) {
+                crate::sweep::prefetch(&self.recs[p as usize]);
             }
-            if let Some(&(_, u)) = gone.get(i + 4) {
-                if let Some(e) = self.adj[u as usize].first() {
-                    crate::sweep::prefetch(e);
+            if let Some(&p) = gone.get(i + 4) {
+                let r = &self.recs[p as usize];
+                if r.at[0] != NIL {
+                    crate::sweep::prefetch(&self.adj[r.pair.a.index() as usize]);
+                    crate::sweep::prefetch(&self.adj[r.pair.b.index() as usize]);
                 }
             }
-            if let Some(pos) = self.position(s, t) {
+            if let Some(&p) = gone.get(i + 2) {
+                let r = &self.recs[p as usize];
+                if r.at[0] != NIL {
+                    let (a, b) = (&self.adj[r.pair.a.index() as usize], &self.adj[r.pair.b.index() as usize]);
+                    crate::sweep::prefetch(a.as_ptr().wrapping_add(r.at[0] as usize));
+                    crate::sweep::prefetch(b.as_ptr().wrapping_add(r.at[1] as usize));
+                    crate::sweep::prefetch(a.as_ptr().wrapping_add(a.len().wrapping_sub(1)));
+                    crate::sweep::prefetch(b.as_ptr().wrapping_add(b.len().wrapping_sub(1)));
+                }
+            }
+            if !self.is_free(pos) {
                 if let Some(p) = self.remove_at(pos) {
                     report(PairEvent::End(p));
                 }
@@ -454,7 +480,11 @@ impl PairCache {
 
     /// Every tracked pair with its record, as slots.
     pub fn tracked(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
-        self.recs.iter().enumerate().map(|(i, r)| (i as u32, r.pair.a.index(), r.pair.b.index()))
+        self.recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.at[0] != NIL)
+            .map(|(i, r)| (i as u32, r.pair.a.index(), r.pair.b.index()))
     }
 
     pub fn memory(&self) -> usize {
@@ -462,14 +492,28 @@ impl PairCache {
         self.recs.capacity() * size_of::<Rec>()
             + self.exact.capacity() * size_of::<ProxyPair>()
             + (self.exact_of.capacity() + self.scratch.capacity()) * 4
-            + self.gone.capacity() * 8
             + self.adj.capacity() * size_of::<Vec<[u32; 2]>>()
             + self.adj.iter().map(|v| v.capacity() * 8).sum::<usize>()
     }
 
     /// Checks records, entries and the exact array against each other.
     pub fn validate(&self) -> Result<(), String> {
+        let mut holes = 0;
+        let mut f = self.free;
+        while f != NIL {
+            match self.recs.get(f as usize) {
+                Some(r) if r.at[0] == NIL && holes < self.recs.len() => f = r.at[1],
+                _ => return Err(format!("pair cache: free list broken at record {f}")),
+            }
+            holes += 1;
+        }
+        if holes + self.live != self.recs.len() || self.recs.iter().filter(|r| r.at[0] == NIL).count() != holes {
+            return Err(format!("pair cache: {} records, {} tracked, {holes} free", self.recs.len(), self.live));
+        }
         for (pos, r) in self.recs.iter().enumerate() {
+            if r.at[0] == NIL {
+                continue;
+            }
             let p = &r.pair;
             if p.a.index() >= p.b.index() {
                 return Err(format!("pair {pos} {p:?} is not ordered by slot"));
@@ -488,11 +532,11 @@ impl PairCache {
             }
         }
         let entries: usize = self.adj.iter().map(Vec::len).sum();
-        if entries != 2 * self.recs.len() {
-            return Err(format!("pair cache: {entries} entries for {} pairs", self.recs.len()));
+        if entries != 2 * self.live {
+            return Err(format!("pair cache: {entries} entries for {} pairs", self.live));
         }
         if self.exact.len() != self.exact_of.len()
-            || self.exact.len() != self.recs.iter().filter(|r| r.exact != NIL).count()
+            || self.exact.len() != self.recs.iter().filter(|r| r.at[0] != NIL && r.exact != NIL).count()
         {
             return Err("pair cache: exact array and flags disagree".into());
         }
