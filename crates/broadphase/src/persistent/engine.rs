@@ -700,13 +700,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         let start = ids.len();
         ids.resize(start + proxies.len(), ProxyId::new(0, 0));
         let order = spatial_order(proxies);
-        for (k, &i) in order.iter().enumerate() {
-            // The proxies are read in spatial order, that is, at random.
-            if let Some(&ahead) = order.get(k + 8) {
-                crate::sweep::prefetch(&proxies[ahead as usize]);
-            }
-            ids[start + i as usize] = self.store.insert(&proxies[i as usize]);
-        }
+        self.store.insert_ordered(proxies, &order, &mut ids[start..]);
         Ok(())
     }
 

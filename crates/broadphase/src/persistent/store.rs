@@ -233,6 +233,47 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.id(s)
     }
 
+    /// Inserts `proxies` taken in `order` (a permutation of their indices)
+    /// as [`insert`](Self::insert) one by one would, and writes each one's
+    /// id to `ids[i]`: new slots are appended column by column (no free
+    /// slot is reused first, so every column is extended in one pass).
+    pub fn insert_ordered(&mut self, proxies: &[Proxy<S, D>], order: &[u32], ids: &mut [ProxyId]) {
+        debug_assert_eq!(order.len(), proxies.len());
+        debug_assert_eq!(ids.len(), proxies.len());
+        if !self.free.is_empty() {
+            for &i in order {
+                ids[i as usize] = self.insert(&proxies[i as usize]);
+            }
+            return;
+        }
+        let first = self.state.len();
+        let get = |k: usize| &proxies[order[k] as usize];
+        // PERF: the proxies are read in `order`, at random: the first pass
+        // (boxes) prefetches ahead; the later passes find them cached when
+        // they fit, and are sequential copies otherwise.
+        self.aabb.extend((0..order.len()).map(|k| {
+            if let Some(&ahead) = order.get(k + 8) {
+                crate::sweep::prefetch(&proxies[ahead as usize]);
+            }
+            get(k).aabb
+        }));
+        self.filter.extend((0..order.len()).map(|k| get(k).filter));
+        self.kind.extend((0..order.len()).map(|k| get(k).kind));
+        self.user.extend((0..order.len()).map(|k| get(k).user));
+        let n = order.len();
+        self.state.resize(first + n, State::Inserting);
+        self.generation.resize(first + n, 0);
+        self.pending.resize(first + n, NIL);
+        self.inserted.extend(first as u32..(first + n) as u32);
+        for (k, &i) in order.iter().enumerate() {
+            let p = &proxies[i as usize];
+            self.special += usize::from(!plain(p.kind, &p.filter));
+            self.filtered += usize::from(p.filter != Filter::ALL);
+            ids[i as usize] = ProxyId::new((first + k) as u32, 0);
+        }
+        self.live += n;
+    }
+
     /// The pending change record of a live slot, created on first use.
     fn change(&mut self, s: u32) -> &mut Change<S, D> {
         let i = s as usize;
