@@ -44,7 +44,7 @@ use super::cells::{self, CellRange, CellTable};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{fatten, Region};
+use super::query::{fatten, Headings, Region};
 use super::store::{State, Store};
 use crate::{Aabb, Scalar};
 
@@ -62,35 +62,6 @@ pub const DEFAULT_MARGIN: f64 = 0.1;
 /// walk, fewer re-fattenings), and below the other pairs tried.
 pub const DEFAULT_PREDICT: f64 = 8.0;
 
-/// Two quantized headings (components up to 127) this aligned (cosine about
-/// 0.95) count as steady motion.
-///
-/// A proxy re-fattened with the heading it had at its previous
-/// re-fattening moves steadily: its fat box gets [`STEADY_MARGIN`] times the
-/// margin and [`STEADY_PREDICT`] times the reach along the motion, so that
-/// it tracks fewer pairs sideways and re-fattens less often. Any other
-/// motion (a first move, a turn, jitter) keeps the defaults, whose margin
-/// absorbs motion in any direction. Measured with `broadphase bench
-/// --workload frames --n 1e5 --f32` (10% moving): steady 0.05 per frame,
-/// median 1.8-2.0 ms and mean 4.4-4.5 ms without the rule, 1.1-1.4 ms and
-/// 2.2-2.6 ms with it; jitter and rain no slower (jitter 2.7-3.4 against
-/// 3.1-4.1 ms). Halving the margin for every proxy instead cost jitter 1.6x.
-const STEADY_DOT: i32 = 127 * 127 * 95 / 100;
-/// The margin factor of steady motion (see [`STEADY_DOT`]).
-const STEADY_MARGIN: f64 = 0.5;
-/// The prediction factor of steady motion (see [`STEADY_DOT`]).
-const STEADY_PREDICT: f64 = 3.0;
-
-/// The direction of `v`, its components scaled to at most 127 in size
-/// (`[0; D]` for no motion or a non-finite one).
-fn heading<const D: usize>(v: &[f64; D]) -> [i8; D] {
-    let len = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if !(len.is_finite() && len > 0.0) {
-        return [0; D];
-    }
-    core::array::from_fn(|k| (v[k] / len * 127.0).round() as i8)
-}
-
 /// The index of [`HashGrid`](super::HashGrid).
 #[derive(Clone, Debug)]
 pub struct GridIndex<S: Scalar, const D: usize> {
@@ -100,9 +71,8 @@ pub struct GridIndex<S: Scalar, const D: usize> {
     inv: f64,
     margin: f64,
     fat: Vec<Aabb<S, D>>,
-    /// Per slot: the direction of its motion when it was last re-fattened,
-    /// quantized (`[0; D]`: none yet).
-    heading: Vec<[i8; D]>,
+    /// The steady-motion rule's headings.
+    headings: Headings<D>,
     /// Position in `big`, or `NIL` for proxies filed in cells.
     big_pos: Vec<u32>,
     big: Vec<u32>,
@@ -125,7 +95,7 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
             inv: 0.0,
             margin: 0.0,
             fat: Vec::new(),
-            heading: Vec::new(),
+            headings: Headings::default(),
             big_pos: Vec::new(),
             big: Vec::new(),
             table: CellTable::default(),
@@ -206,7 +176,6 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
-            self.heading.resize(self.fat.len(), [0; D]);
         }
         let fat = fatten(&store.aabb[i], motion, self.margin, self.predict);
         self.file(s, fat);
@@ -448,18 +417,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             }
             let i = s as usize;
             if !self.fat[i].contains(&store.aabb[i]) {
-                // Steady motion (the same heading as at the last
-                // re-fattening) gets half the margin and thrice the reach
-                // along the motion; any other keeps the defaults.
-                let h = heading(&v);
-                let dot: i32 = (0..D).map(|k| i32::from(h[k]) * i32::from(self.heading[i][k])).sum();
-                self.heading[i] = h;
-                let (m, p) = if dot >= STEADY_DOT {
-                    (self.margin * STEADY_MARGIN, self.predict * STEADY_PREDICT)
-                } else {
-                    (self.margin, self.predict)
-                };
-                jobs.push((s, fatten(&store.aabb[i], Some(v), m, p)));
+                jobs.push((s, self.headings.fatten(s, &store.aabb[i], v, self.margin, self.predict)));
             }
         }
         // PERF: re-filing is a chain of cache misses per cell (bucket, list)
@@ -618,7 +576,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     fn memory(&self) -> usize {
         use core::mem::size_of;
         self.fat.capacity() * size_of::<Aabb<S, D>>()
-            + self.heading.capacity() * D
+            + self.headings.memory()
             + (self.big_pos.capacity() + self.big.capacity() + self.refat.capacity()) * 4
             + self.jobs.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + self.changed.memory()

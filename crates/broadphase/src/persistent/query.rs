@@ -203,6 +203,62 @@ pub(crate) fn within<const D: usize>(mut gaps: [f64; D], mut r: f64) -> bool {
     gaps.iter().map(|g| g * g).sum::<f64>() <= r * r
 }
 
+/// Two quantized headings (components up to 127) this aligned (cosine about
+/// 0.95) count as steady motion.
+///
+/// A proxy re-fattened with the heading it had at its previous
+/// re-fattening moves steadily: its fat box gets [`STEADY_MARGIN`] times the
+/// margin and [`STEADY_PREDICT`] times the reach along the motion, so that
+/// it tracks fewer pairs sideways and re-fattens less often. Any other
+/// motion (a first move, a turn, jitter) keeps the defaults, whose margin
+/// absorbs motion in any direction. Measured with `broadphase bench
+/// --workload frames --n 1e5 --f32` (10% moving): steady 0.05 per frame,
+/// median 1.8-2.0 ms and mean 4.4-4.5 ms without the rule, 1.1-1.4 ms and
+/// 2.2-2.6 ms with it; jitter and rain no slower (jitter 2.7-3.4 against
+/// 3.1-4.1 ms). Halving the margin for every proxy instead cost jitter 1.6x.
+const STEADY_DOT: i32 = 127 * 127 * 95 / 100;
+/// The margin factor of steady motion (see [`STEADY_DOT`]).
+const STEADY_MARGIN: f64 = 0.5;
+/// The prediction factor of steady motion (see [`STEADY_DOT`]).
+const STEADY_PREDICT: f64 = 3.0;
+
+/// The direction of `v`, its components scaled to at most 127 in size
+/// (`[0; D]` for no motion or a non-finite one).
+fn heading<const D: usize>(v: &[f64; D]) -> [i8; D] {
+    let len = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if !(len.is_finite() && len > 0.0) {
+        return [0; D];
+    }
+    core::array::from_fn(|k| (v[k] / len * 127.0).round() as i8)
+}
+
+/// Per slot, the heading of a proxy's motion when it was last re-fattened
+/// (`[0; D]`: none yet), for the steady-motion rule of [`STEADY_DOT`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Headings<const D: usize>(Vec<[i8; D]>);
+
+impl<const D: usize> Headings<D> {
+    /// The fat box of slot `s`'s box `b`, moving by `v` per update, grown
+    /// by `margin` and `predict` updates of `v` ahead, or by the steady
+    /// factors when `s` kept its heading; records the heading.
+    pub fn fatten<S: Scalar>(&mut self, s: u32, b: &Aabb<S, D>, v: [f64; D], margin: f64, predict: f64) -> Aabb<S, D> {
+        let i = s as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, [0; D]);
+        }
+        let h = heading(&v);
+        let dot: i32 = (0..D).map(|k| i32::from(h[k]) * i32::from(self.0[i][k])).sum();
+        self.0[i] = h;
+        let (m, p) =
+            if dot >= STEADY_DOT { (margin * STEADY_MARGIN, predict * STEADY_PREDICT) } else { (margin, predict) };
+        fatten(b, Some(v), m, p)
+    }
+
+    pub fn memory(&self) -> usize {
+        self.0.capacity() * D
+    }
+}
+
 /// A fat box around `b`: grown by `margin` on every side and stretched by
 /// `predict` times the displacement per update `motion` (given by the caller,
 /// or observed) in its direction, rounded outwards so it always contains `b`.

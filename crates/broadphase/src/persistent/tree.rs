@@ -29,7 +29,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{fatten, Region};
+use super::query::{fatten, Headings, Region};
 use super::store::{State, Store};
 use crate::{Aabb, BodyKind, Scalar};
 
@@ -398,6 +398,8 @@ pub struct TreeIndex<S: Scalar, const D: usize> {
     /// The slots whose fat box changed in the last update.
     changed: Marks,
     refat: Vec<u32>,
+    /// The steady-motion rule's headings.
+    headings: Headings<D>,
     items: Vec<(u32, Aabb<S, D>)>,
     stack: Vec<u32>,
 }
@@ -426,6 +428,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
             leaf: Vec::new(),
             changed: Marks::default(),
             refat: Vec::new(),
+            headings: Headings::default(),
             items: Vec::new(),
             stack: Vec::new(),
         }
@@ -462,7 +465,11 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
     }
 
     fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
-        let fat = self.fat(&store.aabb[s as usize], motion);
+        let b = &store.aabb[s as usize];
+        let fat = match motion {
+            Some(v) => self.headings.fatten(s, b, v, self.margin, self.predict),
+            None => self.fat(b, None),
+        };
         self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
         self.changed.mark(s);
     }
@@ -632,6 +639,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         self.trees.iter().map(|t| t.nodes.capacity() * size_of::<Node<S, D>>() + t.free.capacity() * 4).sum::<usize>()
             + (self.leaf.capacity() + self.refat.capacity()) * 4
             + self.changed.memory()
+            + self.headings.memory()
             + self.items.capacity() * size_of::<(u32, Aabb<S, D>)>()
     }
 }
