@@ -681,6 +681,59 @@ fn streamed_batches_into_a_settled_world() {
 }
 
 #[test]
+fn steady_movers_turning_and_crossing() {
+    // Movers that keep their heading for many frames (the fat boxes' steady
+    // rule: longer reach, smaller margin), then turn, some fast enough to
+    // leave their cells every frame, through a dense field: every re-filing
+    // path (cells kept, left and entered) and pair churn, checked against
+    // brute force every frame.
+    scenario::<3>(9, |c, rng| {
+        let side = 14.0;
+        let ps: Vec<_> = (0..1500)
+            .map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5)))
+            .collect();
+        c.insert_batch(&ps);
+        c.update();
+        let ids = c.ids();
+        // A sixth of them: below the share that takes the one-shot path.
+        let movers: Vec<_> = ids.iter().step_by(6).copied().collect();
+        let mut vel: Vec<[f64; 3]> = movers
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                let speed = if i % 10 == 0 { 0.9 } else { 0.02 + 0.1 * rng.unit() };
+                let d = [rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5];
+                let n = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(1e-9);
+                d.map(|x| x / n * speed)
+            })
+            .collect();
+        for frame in 0..90 {
+            if frame == 45 {
+                // A turn: the next re-fattening is not steady.
+                for v in &mut vel {
+                    *v = [v[1], -v[0], v[2]];
+                }
+            }
+            let mut moves = Vec::with_capacity(movers.len());
+            for (&id, v) in movers.iter().zip(&mut vel) {
+                let b = c.model.live[&id].aabb;
+                // Bounce off the walls of the field.
+                for (k, vk) in v.iter_mut().enumerate() {
+                    let x = b.min()[k] + *vk;
+                    if !(-2.0..=side + 2.0).contains(&x) {
+                        *vk = -*vk;
+                    }
+                }
+                moves.push((id, shifted(&b, *v)));
+            }
+            c.set_aabb_batch(&moves);
+            c.update();
+        }
+        assert!(c.updates > 90);
+    });
+}
+
+#[test]
 fn bullet_through_a_static_field() {
     scenario::<3>(2, |c, rng| {
         let field: Vec<_> = (0..1500)
