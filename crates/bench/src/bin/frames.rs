@@ -7,6 +7,12 @@
 //! The scene is "uniform" (unit cubes, L³ = 8N/3) in f32 3D. A fixed random
 //! subset of the proxies moves each frame by `--speed` (default 0.05) along
 //! its own fixed direction, bouncing off the world's walls.
+//!
+//! Profiling aids (environment): `FRAMES_SOLO` times the persistent
+//! contenders alone (with `FRAMES_DUMP`, every frame's time is printed too),
+//! `FRAMES_COUNT` sets the number of timed frames (default 40),
+//! `FRAMES_GRIDS`, `FRAMES_BULLET`, `FRAMES_INSERT` and `FRAMES_SORTED` are
+//! described where they are read.
 
 use std::time::Instant;
 
