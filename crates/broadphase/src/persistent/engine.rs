@@ -362,7 +362,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             }
             // Cancelled slots are freed with the removed ones.
         }
-        self.cache.grow(st.slots());
+        // The pair cache's per-slot arrays are grown by the frames that
+        // track pairs (not by one-shot frames, which track none).
     }
 
     /// Untracks the pairs of removed proxies.
@@ -798,6 +799,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         } else if self.flat {
             // Back to incremental frames: rebuild the index, track every
             // pair in bulk, and report the difference.
+            self.cache.grow(self.store.slots());
             self.lazy = OnceLock::new();
             self.index.rebuild(&self.store);
             let mut old = core::mem::take(&mut self.flat_pairs);
@@ -810,6 +812,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.flat_pairs = old;
             self.scratch.new = new;
         } else {
+            self.cache.grow(self.store.slots());
             self.drop_removed(events);
             let inserted_by_oneshot = I::ONESHOT
                 && self.frame.inserted.len() >= ONESHOT_MIN
