@@ -352,6 +352,17 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         self.table = table;
     }
 
+    /// Calls `f` with the table and the key of every cell that filing
+    /// arriving slot `s` (by a fresh fat box) will touch; none if large.
+    #[inline]
+    fn prefetch_filing(&self, store: &Store<S, D>, s: u32, f: impl Fn(&CellTable<(u32, Aabb<S, D>)>, u64)) {
+        let fat = fatten(&store.aabb[s as usize], None, self.margin, self.predict);
+        let r = self.cells_of(&fat);
+        if !Self::is_big(&r) {
+            cells::each(&r, |c| f(&self.table, cells::key(c)));
+        }
+    }
+
     /// The cells that re-filing slot `s` by `fat` visits: those of the new
     /// range, and of the old one outside it; none if either is large.
     #[inline]
@@ -404,7 +415,21 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         for &s in &frame.removed {
             self.take(s);
         }
-        for &s in &frame.inserted {
+        // PERF: arrivals land in cells all over the world (level
+        // streaming: 1e5 into a world of 1e6): the buckets of the arrivals
+        // 8 steps ahead are prefetched, then the ends of their lists.
+        let ins = &frame.inserted;
+        for (j, &s) in ins.iter().enumerate() {
+            if let Some(&t) = ins.get(j + 8) {
+                self.prefetch_filing(store, t, |table, k| table.prefetch(k));
+            }
+            if let Some(&t) = ins.get(j + 4) {
+                self.prefetch_filing(store, t, |table, k| {
+                    if let Some(list) = table.get(k) {
+                        crate::sweep::prefetch(list.as_ptr().wrapping_add(list.len()));
+                    }
+                });
+            }
             self.add(store, s, None);
         }
         // The proxies that left their fat boxes, with their new fat boxes.
