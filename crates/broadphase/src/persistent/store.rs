@@ -247,30 +247,30 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             return;
         }
         let first = self.state.len();
-        let get = |k: usize| &proxies[order[k] as usize];
-        // PERF: the proxies are read in `order`, at random: the first pass
-        // (boxes) prefetches ahead; the later passes find them cached when
-        // they fit, and are sequential copies otherwise.
-        self.aabb.extend((0..order.len()).map(|k| {
+        let n = order.len();
+        self.aabb.reserve(n);
+        self.filter.reserve(n);
+        self.kind.reserve(n);
+        self.user.reserve(n);
+        // PERF: the proxies are read in `order`, that is, at random: one
+        // pass, fetching ahead, copies each into every column.
+        for (k, &i) in order.iter().enumerate() {
             if let Some(&ahead) = order.get(k + 8) {
                 crate::sweep::prefetch(&proxies[ahead as usize]);
             }
-            get(k).aabb
-        }));
-        self.filter.extend((0..order.len()).map(|k| get(k).filter));
-        self.kind.extend((0..order.len()).map(|k| get(k).kind));
-        self.user.extend((0..order.len()).map(|k| get(k).user));
-        let n = order.len();
-        self.state.resize(first + n, State::Inserting);
-        self.generation.resize(first + n, 0);
-        self.pending.resize(first + n, NIL);
-        self.inserted.extend(first as u32..(first + n) as u32);
-        for (k, &i) in order.iter().enumerate() {
             let p = &proxies[i as usize];
+            self.aabb.push(p.aabb);
+            self.filter.push(p.filter);
+            self.kind.push(p.kind);
+            self.user.push(p.user);
             self.special += usize::from(!plain(p.kind, &p.filter));
             self.filtered += usize::from(p.filter != Filter::ALL);
             ids[i as usize] = ProxyId::new((first + k) as u32, 0);
         }
+        self.state.resize(first + n, State::Inserting);
+        self.generation.resize(first + n, 0);
+        self.pending.resize(first + n, NIL);
+        self.inserted.extend(first as u32..(first + n) as u32);
         self.live += n;
     }
 
