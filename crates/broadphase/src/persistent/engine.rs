@@ -161,9 +161,6 @@ struct OneShot<S: Scalar, const D: usize> {
     /// Counting sort of slot pairs: run starts per low slot, high slots.
     starts: Vec<u32>,
     his: Vec<u32>,
-    /// A frame's deferred walk verdicts: flags to set, pairs to untrack.
-    flags: Vec<(u32, bool)>,
-    gone: Vec<u32>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -183,8 +180,6 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             keys: Vec::new(),
             starts: Vec::new(),
             his: Vec::new(),
-            flags: Vec::new(),
-            gone: Vec::new(),
         }
     }
 }
@@ -401,9 +396,6 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             );
         }
         let n = self.frame.moved.len();
-        let (mut flags, mut gone) = (core::mem::take(&mut self.scratch.flags), core::mem::take(&mut self.scratch.gone));
-        flags.clear();
-        gone.clear();
         for i in 0..n {
             // PERF: proxies move in no spatial order, so each one's data is
             // a cache miss; prefetch the next ones' lists in two steps
@@ -423,27 +415,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             let (st, index) = (&self.store, &self.index);
             let b = st.aabb[s as usize];
             // A pair of two moved proxies is walked from both sides, with
-            // verdicts that agree (see `walk_deferred`).
+            // verdicts that agree (see `PairCache::defer`).
             if index.box_changed(s) {
-                self.cache.walk_deferred(
-                    s,
-                    |t| {
-                        if index.tracks(st, s, t) {
-                            Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
-                        } else {
-                            Verdict::Untrack
-                        }
-                    },
-                    &mut flags,
-                    &mut gone,
-                );
+                self.cache.defer(s, |t| {
+                    if index.tracks(st, s, t) {
+                        Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
+                    } else {
+                        Verdict::Untrack
+                    }
+                });
             } else {
                 let keep = |t: u32| Verdict::Keep(b.overlaps(&st.aabb[t as usize]));
-                self.cache.walk_deferred(s, keep, &mut flags, &mut gone);
+                self.cache.defer(s, keep);
             }
         }
-        self.cache.apply(&flags, &gone, |e| events.push(e));
-        (self.scratch.flags, self.scratch.gone) = (flags, gone);
+        self.cache.apply(|e| events.push(e));
     }
 
     /// Whether the frame changes enough proxies for the one-shot search to
@@ -987,8 +973,6 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 * size_of::<ProxyPair>()
             + sc.keys.capacity() * 8
             + (sc.starts.capacity() + sc.his.capacity()) * 4
-            + sc.flags.capacity() * 8
-            + sc.gone.capacity() * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + self.candidates.capacity() * 8
     }

@@ -171,13 +171,13 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
     }
 
     /// Files slot `s` by a fresh fat box around its exact box.
-    fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
+    fn add(&mut self, store: &Store<S, D>, s: u32) {
         let i = s as usize;
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
         }
-        let fat = fatten(&store.aabb[i], motion, self.margin, self.predict);
+        let fat = fatten(&store.aabb[i], None, self.margin, self.predict);
         self.file(s, fat);
     }
 
@@ -430,7 +430,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                     }
                 });
             }
-            self.add(store, s, None);
+            self.add(store, s);
         }
         // The proxies that left their fat boxes, with their new fat boxes.
         let mut jobs = core::mem::take(&mut self.jobs);
@@ -505,7 +505,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
         self.choose(store, live());
         for s in live() {
-            self.add(store, s, None);
+            self.add(store, s);
         }
     }
 

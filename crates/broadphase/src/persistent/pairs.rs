@@ -117,8 +117,6 @@ impl Hasher for KeyHasher {
 
 /// The flag bit of an entry's record field: the exact boxes overlap.
 const EXACT: u32 = 1 << 31;
-/// In a walk's to-do list: untrack the record (else: flip its flag).
-const UNTRACK: u32 = 1 << 31;
 
 /// A tracked pair: its ids, its position in the exact array (or `NIL`), and
 /// where its entries sit in the arrays of `a` and of `b`. A free record (a
@@ -153,7 +151,10 @@ pub(crate) struct PairCache {
     exact: Vec<ProxyPair>,
     /// Record of each exact pair.
     exact_of: Vec<u32>,
-    scratch: Vec<u32>,
+    /// Verdicts collected by [`defer`](Self::defer), not yet applied:
+    /// flags to set, as `(record, on)`, and records to untrack.
+    flags: Vec<(u32, bool)>,
+    gone: Vec<u32>,
 }
 
 impl Default for PairCache {
@@ -165,7 +166,8 @@ impl Default for PairCache {
             adj: Vec::new(),
             exact: Vec::new(),
             exact_of: Vec::new(),
-            scratch: Vec::new(),
+            flags: Vec::new(),
+            gone: Vec::new(),
         }
     }
 }
@@ -247,7 +249,8 @@ impl PairCache {
         self.recs.shrink_to_fit();
         self.exact.shrink_to_fit();
         self.exact_of.shrink_to_fit();
-        self.scratch = Vec::new();
+        self.flags = Vec::new();
+        self.gone = Vec::new();
         self.adj.iter_mut().for_each(Vec::shrink_to_fit);
     }
 
@@ -315,59 +318,29 @@ impl PairCache {
     }
 
     /// Walks slot `s`'s tracked pairs, asking `verdict` about each partner;
-    /// flips flags and untracks as told, reporting every change.
+    /// sets flags and untracks as told, reporting every change
+    /// ([`defer`](Self::defer) then [`apply`](Self::apply)).
+    pub fn walk(&mut self, s: u32, verdict: impl FnMut(u32) -> Verdict, report: impl FnMut(PairEvent)) {
+        self.defer(s, verdict);
+        self.apply(report);
+    }
+
+    /// Takes the verdicts of a walk of slot `s`'s tracked pairs without
+    /// applying them: the flags to set and the records to untrack, kept
+    /// until [`apply`](Self::apply), which may come after the walks of every
+    /// proxy of a frame, so that the records of all of them can be
+    /// prefetched ahead of their updates. A pair walked from both sides gets
+    /// the same verdict twice (its boxes are final), or an untrack from one
+    /// side and "apart" from the other; both are harmless, since flags are
+    /// set, not flipped, and a hole is not untracked twice (no pair is added
+    /// between the walks and `apply`).
     ///
     /// PERF: the verdicts are taken in a read-only pass over the contiguous
     /// entries, so the partners' boxes are loaded independently (the misses
     /// overlap); the rare changes are applied afterwards.
-    pub fn walk(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict, mut report: impl FnMut(PairEvent)) {
-        let mut todo = core::mem::take(&mut self.scratch);
-        todo.clear();
-        for &[t, r] in &self.adj[s as usize] {
-            match verdict(t) {
-                Verdict::Untrack => todo.push(r & !EXACT | UNTRACK),
-                Verdict::Keep(on) => {
-                    if on != (r & EXACT != 0) {
-                        todo.push(r & !EXACT);
-                    }
-                }
-            }
-        }
-        // Records do not move (a removal leaves a hole), so the to-do list
-        // holds valid record numbers throughout.
-        for &x in &todo {
-            let pos = x & !UNTRACK;
-            if x & UNTRACK != 0 {
-                if let Some(p) = self.remove_at(pos) {
-                    report(PairEvent::End(p));
-                }
-            } else {
-                let on = self.recs[pos as usize].exact == NIL;
-                self.set_exact(pos, on);
-                let p = self.recs[pos as usize].pair;
-                report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
-            }
-        }
-        self.scratch = todo;
-    }
-
-    /// Takes the verdicts of a walk of slot `s`'s tracked pairs without
-    /// applying them: the flags to set, as `(record, on)`, and the records
-    /// to untrack. Applied later by [`apply`](Self::apply),
-    /// after the walks of every proxy of a frame, so that the records of all
-    /// of them can be prefetched ahead of their updates. A pair walked from
-    /// both sides gets the same verdict twice (its boxes are final), or an
-    /// untrack from one side and "apart" from the other; both are harmless,
-    /// since flags are set, not flipped, and a hole is not untracked twice
-    /// (no pair is added between the walks and `apply`).
     #[inline]
-    pub fn walk_deferred(
-        &self,
-        s: u32,
-        mut verdict: impl FnMut(u32) -> Verdict,
-        flags: &mut Vec<(u32, bool)>,
-        gone: &mut Vec<u32>,
-    ) {
+    pub fn defer(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict) {
+        let (flags, gone) = (&mut self.flags, &mut self.gone);
         for &[t, r] in &self.adj[s as usize] {
             match verdict(t) {
                 Verdict::Untrack => gone.push(r & !EXACT),
@@ -380,9 +353,11 @@ impl PairCache {
         }
     }
 
-    /// Applies what [`walk_deferred`](Self::walk_deferred) collected: the
-    /// flags first, then the untracks; reports every change once.
-    pub fn apply(&mut self, flags: &[(u32, bool)], gone: &[u32], mut report: impl FnMut(PairEvent)) {
+    /// Applies what [`defer`](Self::defer) collected: the flags first, then
+    /// the untracks (records do not move, so the record numbers hold);
+    /// reports every change once.
+    pub fn apply(&mut self, mut report: impl FnMut(PairEvent)) {
+        let (flags, gone) = (core::mem::take(&mut self.flags), core::mem::take(&mut self.gone));
         // PERF: each update touches a record, the exact array and two entry
         // arrays, all at random: the records are prefetched 8 steps ahead,
         // then the entry arrays' headers, then their entries.
@@ -436,6 +411,9 @@ impl PairCache {
                 }
             }
         }
+        (self.flags, self.gone) = (flags, gone);
+        self.flags.clear();
+        self.gone.clear();
     }
 
     /// Prefetches slot `s`'s array header (step 1 of 2).
@@ -491,7 +469,8 @@ impl PairCache {
         use core::mem::size_of;
         self.recs.capacity() * size_of::<Rec>()
             + self.exact.capacity() * size_of::<ProxyPair>()
-            + (self.exact_of.capacity() + self.scratch.capacity()) * 4
+            + (self.exact_of.capacity() + self.gone.capacity()) * 4
+            + self.flags.capacity() * 8
             + self.adj.capacity() * size_of::<Vec<[u32; 2]>>()
             + self.adj.iter().map(|v| v.capacity() * 8).sum::<usize>()
     }

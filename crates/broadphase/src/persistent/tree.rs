@@ -448,9 +448,9 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         }
     }
 
-    /// The fat box of a box moving by `motion` per update (if known).
-    fn fat(&self, b: &Aabb<S, D>, motion: Option<[f64; D]>) -> Aabb<S, D> {
-        fatten(b, motion, self.margin, self.predict)
+    /// The fat box of a box of no known motion.
+    fn fat(&self, b: &Aabb<S, D>) -> Aabb<S, D> {
+        fatten(b, None, self.margin, self.predict)
     }
 
     fn ensure(&mut self, slots: usize) {
@@ -468,7 +468,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         let b = &store.aabb[s as usize];
         let fat = match motion {
             Some(v) => self.headings.fatten(s, b, v, self.margin, self.predict),
-            None => self.fat(b, None),
+            None => self.fat(b),
         };
         self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
         self.changed.mark(s);
@@ -531,7 +531,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             if many {
                 items.clear();
                 for &s in frame.inserted.iter().filter(|&&s| tree_of(store.kind[s as usize]) == t) {
-                    items.push((s, self.fat(&store.aabb[s as usize], None)));
+                    items.push((s, self.fat(&store.aabb[s as usize])));
                     self.changed.mark(s);
                 }
                 self.trees[t].leaves_into(&mut items);
@@ -583,7 +583,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             items.extend(
                 live()
                     .filter(|&s| tree_of(store.kind[s as usize]) == t)
-                    .map(|s| (s, self.fat(&store.aabb[s as usize], None))),
+                    .map(|s| (s, self.fat(&store.aabb[s as usize]))),
             );
             let mut leaf = core::mem::take(&mut self.leaf);
             self.trees[t].build(&mut items, &mut leaf);
