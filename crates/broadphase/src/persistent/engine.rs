@@ -122,6 +122,15 @@ impl<S: Scalar, const D: usize, I: sealed::IndexImpl<S, D>> SpatialIndex<S, D> f
 
 /// Below this many changed proxies the one-shot path is never taken.
 const ONESHOT_MIN: usize = 256;
+/// How many entries ahead a walk of moved proxies prefetches the partners'
+/// boxes, and how many proxies it gathers at a time. With 1e5 proxies, 10%
+/// moving (`frames`, one binary alternating the two walks frame by frame),
+/// 64 entries made the walk 25-30% faster than prefetching two proxies
+/// ahead from their own arrays; 32 gained less, 128 no more.
+/// (Debug builds, the tests', take small chunks so that every model test
+/// crosses chunk boundaries.)
+const WALK_AHEAD: usize = 64;
+const WALK_CHUNK: usize = if cfg!(debug_assertions) { 7 } else { 1024 };
 
 /// A persistent broad phase: the shared engine over a spatial index `I`.
 /// Use the aliases ([`IncrementalSap`](super::IncrementalSap),
@@ -133,6 +142,10 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     policy: PairPolicy,
     frame: Frame<S, D>,
     candidates: Vec<(u32, u32)>,
+    /// The entries of a chunk of moved proxies, and where each one's run
+    /// ends (see `walk_changed`).
+    walk_buf: Vec<[u32; 2]>,
+    walk_ends: Vec<u32>,
     scratch: OneShot<S, D>,
     /// Whether the last update took the one-shot path: the reported pairs
     /// are then `flat_pairs` (sorted) and no pair is tracked.
@@ -206,6 +219,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             policy,
             frame: Frame::default(),
             candidates: Vec::new(),
+            walk_buf: Vec::new(),
+            walk_ends: Vec::new(),
             scratch: OneShot::default(),
             flat: false,
             flat_pairs: Vec::new(),
@@ -311,7 +326,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         fr.clear();
         let mut changes = core::mem::take(&mut st.changes);
         for (i, c) in changes.iter().enumerate() {
-            if let Some(ahead) = changes.get(i + 6) {
+            if let Some(ahead) = changes.get(i + 48) {
                 let a = ahead.slot as usize;
                 crate::sweep::prefetch(&st.aabb[a]);
                 crate::sweep::prefetch(&st.pending[a]);
@@ -395,40 +410,51 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 |e| events.push(e),
             );
         }
-        let n = self.frame.moved.len();
-        for i in 0..n {
-            // PERF: proxies move in no spatial order, so each one's data is
-            // a cache miss; prefetch the next ones' lists in two steps
-            // (header, then entries) and their partners' boxes.
-            if i + 8 < n {
-                self.cache.prefetch_head(self.frame.moved[i + 8].0);
-            }
-            if i + 4 < n {
-                self.cache.prefetch_entries(self.frame.moved[i + 4].0);
-            }
-            if i + 2 < n {
-                for e in self.cache.entries(self.frame.moved[i + 2].0) {
-                    crate::sweep::prefetch(&self.store.aabb[e[0] as usize]);
+        // PERF: the moved proxies' entries are gathered into one buffer,
+        // then their verdicts taken in one stream over it with the partners'
+        // boxes prefetched `WALK_AHEAD` entries ahead (see
+        // `PairCache::gather`), `WALK_CHUNK` proxies at a time so that the
+        // buffer stays small. A pair of two moved proxies is walked from
+        // both sides, with verdicts that agree (see `PairCache::defer`).
+        let (mut buf, mut ends) = (core::mem::take(&mut self.walk_buf), core::mem::take(&mut self.walk_ends));
+        let (st, index) = (&self.store, &self.index);
+        for chunk in self.frame.moved.chunks(WALK_CHUNK) {
+            self.cache.gather(|i| chunk[i].0, chunk.len(), &mut buf, &mut ends);
+            let mut k = 0;
+            for (i, &(s, _)) in chunk.iter().enumerate() {
+                if let Some(&(a, _)) = chunk.get(i + 16) {
+                    crate::sweep::prefetch(&st.aabb[a as usize]);
+                }
+                let end = ends[i] as usize;
+                let b = st.aabb[s as usize];
+                if index.box_changed(s) {
+                    while k < end {
+                        if let Some(&[t, _]) = buf.get(k + WALK_AHEAD) {
+                            crate::sweep::prefetch(&st.aabb[t as usize]);
+                            index.prefetch_held(t);
+                        }
+                        let t = buf[k][0];
+                        let v = if index.tracks(st, s, t) {
+                            Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
+                        } else {
+                            Verdict::Untrack
+                        };
+                        self.cache.note(buf[k], v);
+                        k += 1;
+                    }
+                } else {
+                    while k < end {
+                        if let Some(&[t, _]) = buf.get(k + WALK_AHEAD) {
+                            crate::sweep::prefetch(&st.aabb[t as usize]);
+                        }
+                        let t = buf[k][0];
+                        self.cache.note(buf[k], Verdict::Keep(b.overlaps(&st.aabb[t as usize])));
+                        k += 1;
+                    }
                 }
             }
-            let s = self.frame.moved[i].0;
-            let (st, index) = (&self.store, &self.index);
-            let b = st.aabb[s as usize];
-            // A pair of two moved proxies is walked from both sides, with
-            // verdicts that agree (see `PairCache::defer`).
-            if index.box_changed(s) {
-                self.cache.defer(s, |t| {
-                    if index.tracks(st, s, t) {
-                        Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
-                    } else {
-                        Verdict::Untrack
-                    }
-                });
-            } else {
-                let keep = |t: u32| Verdict::Keep(b.overlaps(&st.aabb[t as usize]));
-                self.cache.defer(s, keep);
-            }
         }
+        (self.walk_buf, self.walk_ends) = (buf, ends);
         self.cache.apply(|e| events.push(e));
     }
 
@@ -731,7 +757,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         // Check everything before changing anything. A proxy moved twice
         // takes its last box, as two calls would.
         for (i, &(id, _)) in moves.iter().enumerate() {
-            if let Some(&(ahead, _)) = moves.get(i + 8) {
+            if let Some(&(ahead, _)) = moves.get(i + 64) {
                 self.store.prefetch(ahead.index());
             }
             self.store.slot(id)?;
@@ -961,6 +987,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.cache.shrink();
         self.scratch = OneShot::default();
         self.candidates = Vec::new();
+        self.walk_buf = Vec::new();
+        self.walk_ends = Vec::new();
         self.frame = Frame::default();
         self.flat_pairs.shrink_to_fit();
     }
@@ -975,6 +1003,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + (sc.starts.capacity() + sc.his.capacity()) * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + self.candidates.capacity() * 8
+            + self.walk_buf.capacity() * 8
+            + self.walk_ends.capacity() * 4
     }
 }
 

@@ -437,7 +437,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         jobs.clear();
         let moved = &frame.moved;
         for (j, (&(s, _), &v)) in moved.iter().zip(&frame.velocity).enumerate() {
-            if let Some(&(t, _)) = moved.get(j + 8) {
+            if let Some(&(t, _)) = moved.get(j + 64) {
                 crate::sweep::prefetch(&self.fat[t as usize]);
             }
             let i = s as usize;
