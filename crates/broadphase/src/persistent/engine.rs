@@ -1095,36 +1095,48 @@ fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
     }
 }
 
-/// The positions of `proxies` sorted by the Morton code of their centres
-/// (quantised over the batch's bounds).
-fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u32> {
+/// The positions of `proxies` (in the payloads of sort keys) sorted by the
+/// Morton code of their centres (quantised over the bounds of a sample).
+fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u64> {
+    // The bounds of a sample (a pass over the whole batch would cost as
+    // much as computing the codes): proxies outside share the edge cells.
     let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-    for p in proxies {
+    for p in proxies.iter().step_by((proxies.len() / 4096).max(1)) {
         for k in 0..D {
             let c = p.aabb.center(k);
             lo[k] = lo[k].min(c);
             hi[k] = hi[k].max(c);
         }
     }
-    let bits = (32 / D.max(1)).min(16) as u32;
+    // At most 22 bits: the radix sort then takes two passes, not three
+    // (7 bits an axis in 3D: 2^21 cells, finer than the boxes up to
+    // millions of them).
+    let bits = (22 / D.max(1)).min(16) as u32;
     let top = ((1u64 << bits) - 1) as f64;
+    let scale: [f64; D] = core::array::from_fn(|k| {
+        let span = hi[k] - lo[k];
+        if span > 0.0 && span.is_finite() {
+            top / span
+        } else {
+            0.0
+        }
+    });
     let mut keys: Vec<u64> = proxies
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let mut code = 0u32;
             for k in 0..D {
-                let span = hi[k] - lo[k];
-                let q =
-                    if span > 0.0 && span.is_finite() { ((p.aabb.center(k) - lo[k]) / span * top) as u32 } else { 0 };
-                code |= spread_bits(q, bits, D) << k;
+                // Clamped to `0..=top` (`as` saturates below); 0 on a flat axis.
+                let q = ((p.aabb.center(k) - lo[k]) * scale[k]) as u32;
+                code |= spread_bits(q.min(top as u32), bits, D) << k;
             }
             keyed(code, i as u32)
         })
         .collect();
     let mut tmp = Vec::new();
     sort_keyed(&mut keys, &mut tmp, false);
-    keys.into_iter().map(payload).collect()
+    keys
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::pairs::NIL;
 use super::{BodyKind, Filter, Proxy};
+use crate::sort::payload;
 use crate::{Aabb, ProxyError, ProxyId, Scalar};
 
 /// The most proxies one broad phase holds: slots are `u32` and the sorted
@@ -233,16 +234,18 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.id(s)
     }
 
-    /// Inserts `proxies` taken in `order` (a permutation of their indices)
+    /// Inserts `proxies` taken in `order` (a permutation of their indices,
+    /// in the payloads of sort keys)
     /// as [`insert`](Self::insert) one by one would, and writes each one's
     /// id to `ids[i]`: new slots are appended column by column (no free
     /// slot is reused first, so every column is extended in one pass).
-    pub fn insert_ordered(&mut self, proxies: &[Proxy<S, D>], order: &[u32], ids: &mut [ProxyId]) {
+    pub fn insert_ordered(&mut self, proxies: &[Proxy<S, D>], order: &[u64], ids: &mut [ProxyId]) {
         debug_assert_eq!(order.len(), proxies.len());
         debug_assert_eq!(ids.len(), proxies.len());
         if !self.free.is_empty() {
-            for &i in order {
-                ids[i as usize] = self.insert(&proxies[i as usize]);
+            for &k in order {
+                let i = payload(k) as usize;
+                ids[i] = self.insert(&proxies[i]);
             }
             return;
         }
@@ -254,10 +257,12 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.user.reserve(n);
         // PERF: the proxies are read in `order`, that is, at random: one
         // pass, fetching ahead, copies each into every column.
-        for (k, &i) in order.iter().enumerate() {
-            if let Some(&ahead) = order.get(k + 8) {
-                crate::sweep::prefetch(&proxies[ahead as usize]);
+        for (k, &key) in order.iter().enumerate() {
+            if let Some(&ahead) = order.get(k + 32) {
+                crate::sweep::prefetch(&proxies[payload(ahead) as usize]);
+                crate::sweep::prefetch(&ids[payload(ahead) as usize]);
             }
+            let i = payload(key);
             let p = &proxies[i as usize];
             self.aabb.push(p.aabb);
             self.filter.push(p.filter);
