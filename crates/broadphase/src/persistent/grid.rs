@@ -46,6 +46,7 @@ use super::marks::Marks;
 use super::pairs::NIL;
 use super::query::{fatten, Headings, Region};
 use super::store::{State, Store};
+use super::BodyKind;
 use crate::{Aabb, Scalar};
 
 /// A fat box spanning more than this many cells on an axis is "large".
@@ -177,8 +178,23 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
         }
-        let fat = fatten(&store.aabb[i], None, self.margin, self.predict);
+        let fat = self.fresh_fat(store, s);
         self.file(s, fat);
+    }
+
+    /// A fresh fat box for slot `s`: its exact box grown by the margin and
+    /// the predicted reach, or the exact box itself for a static proxy,
+    /// which is not expected to move (a moved one is re-filed like any
+    /// other; a static proxy's pairs are all with moving ones, whose own fat
+    /// boxes do the anticipating).
+    #[inline]
+    fn fresh_fat(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
+        let b = &store.aabb[s as usize];
+        if store.kind[s as usize] == BodyKind::Static {
+            *b
+        } else {
+            fatten(b, None, self.margin, self.predict)
+        }
     }
 
     /// Files slot `s` (filed nowhere) by the fat box `fat`.
@@ -356,7 +372,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
     /// arriving slot `s` (by a fresh fat box) will touch; none if large.
     #[inline]
     fn prefetch_filing(&self, store: &Store<S, D>, s: u32, f: impl Fn(&CellTable<(u32, Aabb<S, D>)>, u64)) {
-        let fat = fatten(&store.aabb[s as usize], None, self.margin, self.predict);
+        let fat = self.fresh_fat(store, s);
         let r = self.cells_of(&fat);
         if !Self::is_big(&r) {
             cells::each(&r, |c| f(&self.table, cells::key(c)));
@@ -442,7 +458,12 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             }
             let i = s as usize;
             if !self.fat[i].contains(&store.aabb[i]) {
-                jobs.push((s, self.headings.fatten(s, &store.aabb[i], v, self.margin, self.predict)));
+                let fat = if store.kind[i] == BodyKind::Static {
+                    store.aabb[i]
+                } else {
+                    self.headings.fatten(s, &store.aabb[i], v, self.margin, self.predict)
+                };
+                jobs.push((s, fat));
             }
         }
         // PERF: re-filing is a chain of cache misses per cell (bucket, list)

@@ -410,6 +410,9 @@ impl<S: Scalar, const D: usize> Default for TreeIndex<S, D> {
     }
 }
 
+/// The tree of static proxies (the other holds the moving ones).
+const STATIC_TREE: usize = 0;
+
 #[inline]
 fn tree_of(kind: BodyKind) -> usize {
     usize::from(kind != BodyKind::Static)
@@ -448,9 +451,16 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         }
     }
 
-    /// The fat box of a box of no known motion.
-    fn fat(&self, b: &Aabb<S, D>) -> Aabb<S, D> {
-        fatten(b, None, self.margin, self.predict)
+    /// The fat box of a box of no known motion in tree `t`: the exact box
+    /// in the static tree (a static proxy is not expected to move; a moved
+    /// one is re-inserted like any other, and its pairs are all with moving
+    /// proxies, whose own fat boxes do the anticipating).
+    fn fat(&self, t: usize, b: &Aabb<S, D>) -> Aabb<S, D> {
+        if t == STATIC_TREE {
+            *b
+        } else {
+            fatten(b, None, self.margin, self.predict)
+        }
     }
 
     fn ensure(&mut self, slots: usize) {
@@ -466,11 +476,12 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
 
     fn add(&mut self, store: &Store<S, D>, s: u32, motion: Option<[f64; D]>) {
         let b = &store.aabb[s as usize];
+        let t = tree_of(store.kind[s as usize]);
         let fat = match motion {
-            Some(v) => self.headings.fatten(s, b, v, self.margin, self.predict),
-            None => self.fat(b),
+            Some(v) if t != STATIC_TREE => self.headings.fatten(s, b, v, self.margin, self.predict),
+            _ => self.fat(t, b),
         };
-        self.leaf[s as usize] = self.trees[tree_of(store.kind[s as usize])].insert(s, fat);
+        self.leaf[s as usize] = self.trees[t].insert(s, fat);
         self.changed.mark(s);
     }
 
@@ -531,7 +542,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             if many {
                 items.clear();
                 for &s in frame.inserted.iter().filter(|&&s| tree_of(store.kind[s as usize]) == t) {
-                    items.push((s, self.fat(&store.aabb[s as usize])));
+                    items.push((s, self.fat(t, &store.aabb[s as usize])));
                     self.changed.mark(s);
                 }
                 self.trees[t].leaves_into(&mut items);
@@ -583,7 +594,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             items.extend(
                 live()
                     .filter(|&s| tree_of(store.kind[s as usize]) == t)
-                    .map(|s| (s, self.fat(&store.aabb[s as usize]))),
+                    .map(|s| (s, self.fat(t, &store.aabb[s as usize]))),
             );
             let mut leaf = core::mem::take(&mut self.leaf);
             self.trees[t].build(&mut items, &mut leaf);
