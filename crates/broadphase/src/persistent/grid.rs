@@ -2,7 +2,8 @@
 //!
 //! # Idea
 //!
-//! Each proxy is held by a *fat* box: its exact box grown by a margin. It is
+//! Each proxy is held by a *fat* box: its exact box grown by a margin (a
+//! static proxy, not expected to move, by its exact box). It is
 //! filed in every cell of a uniform grid (a hash map from cell coordinates to
 //! a list of slots) that its fat box meets. Pairs whose fat boxes overlap are
 //! *tracked* by the engine, flagged when the exact boxes overlap.

@@ -15,7 +15,9 @@
 //! Static proxies live in their own tree, which moving proxies query but
 //! which never queries itself (static–static pairs are never reported), so a
 //! large static world costs nothing per frame beyond the queries of the
-//! proxies that move through it.
+//! proxies that move through it. Their leaves hold their exact boxes: no
+//! margin, since they are not expected to move (one that does is
+//! re-inserted like any other).
 //!
 //! # Insertion
 //!
