@@ -2,10 +2,12 @@
 //!
 //! # Idea
 //!
-//! Each proxy is held by a *fat* box: its exact box grown by a margin (a
-//! static proxy, not expected to move, by its exact box). It is
+//! Each proxy is held by a *fat* box: its exact box grown by a margin. It is
 //! filed in every cell of a uniform grid (a hash map from cell coordinates to
-//! a list of slots) that its fat box meets. Pairs whose fat boxes overlap are
+//! a list of slots) that its fat box meets. A proxy starts with its exact box
+//! as its fat box and gets a margin when it first leaves it (a static proxy
+//! never does), so the many proxies of a world that never move cost no
+//! tracked pair beyond those they are in. Pairs whose fat boxes overlap are
 //! *tracked* by the engine, flagged when the exact boxes overlap.
 //!
 //! When a proxy moves within its fat box, nothing in the grid changes and no
@@ -45,7 +47,7 @@ use super::cells::{self, CellRange, CellTable};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{fatten, Headings, Region};
+use super::query::{Headings, Region};
 use super::store::{State, Store};
 use super::BodyKind;
 use crate::{Aabb, Scalar};
@@ -183,19 +185,14 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         self.file(s, fat);
     }
 
-    /// A fresh fat box for slot `s`: its exact box grown by the margin and
-    /// the predicted reach, or the exact box itself for a static proxy,
-    /// which is not expected to move (a moved one is re-filed like any
-    /// other; a static proxy's pairs are all with moving ones, whose own fat
-    /// boxes do the anticipating).
+    /// The box a proxy is first filed by (arriving, or at a rebuild): its
+    /// exact box. Only when it leaves it is it re-filed with a margin and a
+    /// reach along its motion: a proxy that never moves (most of a world, as
+    /// a rule) tracks no pair beyond those it is in and meets fewer cells;
+    /// one that moves pays one more re-filing, at its first move.
     #[inline]
     fn fresh_fat(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
-        let b = &store.aabb[s as usize];
-        if store.kind[s as usize] == BodyKind::Static {
-            *b
-        } else {
-            fatten(b, None, self.margin, self.predict)
-        }
+        store.aabb[s as usize]
     }
 
     /// Files slot `s` (filed nowhere) by the fat box `fat`.

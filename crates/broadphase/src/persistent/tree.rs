@@ -15,9 +15,10 @@
 //! Static proxies live in their own tree, which moving proxies query but
 //! which never queries itself (static–static pairs are never reported), so a
 //! large static world costs nothing per frame beyond the queries of the
-//! proxies that move through it. Their leaves hold their exact boxes: no
-//! margin, since they are not expected to move (one that does is
-//! re-inserted like any other).
+//! proxies that move through it. A proxy is first held by its exact box
+//! and gets its margin when it first leaves it (a static one, never: it is
+//! re-inserted by its exact box), so the proxies of a world that never move
+//! track no pair beyond those they are in.
 //!
 //! # Insertion
 //!
@@ -31,7 +32,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{fatten, Headings, Region};
+use super::query::{Headings, Region};
 use super::store::{State, Store};
 use crate::{Aabb, BodyKind, Scalar};
 
@@ -453,16 +454,13 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         }
     }
 
-    /// The fat box of a box of no known motion in tree `t`: the exact box
-    /// in the static tree (a static proxy is not expected to move; a moved
-    /// one is re-inserted like any other, and its pairs are all with moving
-    /// proxies, whose own fat boxes do the anticipating).
-    fn fat(&self, t: usize, b: &Aabb<S, D>) -> Aabb<S, D> {
-        if t == STATIC_TREE {
-            *b
-        } else {
-            fatten(b, None, self.margin, self.predict)
-        }
+    /// The box a proxy is first held by (arriving, or at a rebuild): its
+    /// exact box. Only when it leaves it is it re-inserted with a margin and
+    /// a reach along its motion, so a proxy that never moves tracks no pair
+    /// beyond those it is in; one that moves pays one more re-insertion, at
+    /// its first move.
+    fn fresh(b: &Aabb<S, D>) -> Aabb<S, D> {
+        *b
     }
 
     fn ensure(&mut self, slots: usize) {
@@ -481,7 +479,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         let t = tree_of(store.kind[s as usize]);
         let fat = match motion {
             Some(v) if t != STATIC_TREE => self.headings.fatten(s, b, v, self.margin, self.predict),
-            _ => self.fat(t, b),
+            _ => Self::fresh(b),
         };
         self.leaf[s as usize] = self.trees[t].insert(s, fat);
         self.changed.mark(s);
@@ -544,7 +542,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             if many {
                 items.clear();
                 for &s in frame.inserted.iter().filter(|&&s| tree_of(store.kind[s as usize]) == t) {
-                    items.push((s, self.fat(t, &store.aabb[s as usize])));
+                    items.push((s, Self::fresh(&store.aabb[s as usize])));
                     self.changed.mark(s);
                 }
                 self.trees[t].leaves_into(&mut items);
@@ -596,7 +594,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             items.extend(
                 live()
                     .filter(|&s| tree_of(store.kind[s as usize]) == t)
-                    .map(|s| (s, self.fat(t, &store.aabb[s as usize]))),
+                    .map(|s| (s, Self::fresh(&store.aabb[s as usize]))),
             );
             let mut leaf = core::mem::take(&mut self.leaf);
             self.trees[t].build(&mut items, &mut leaf);
