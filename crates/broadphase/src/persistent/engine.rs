@@ -123,13 +123,14 @@ impl<S: Scalar, const D: usize, I: sealed::IndexImpl<S, D>> SpatialIndex<S, D> f
 /// Below this many changed proxies the one-shot path is never taken.
 const ONESHOT_MIN: usize = 256;
 /// How many entries ahead a walk of moved proxies prefetches the partners'
-/// boxes, and how many proxies it gathers at a time. With 1e5 proxies, 10%
-/// moving (`frames`, one binary alternating the two walks frame by frame),
-/// 64 entries made the walk 25-30% faster than prefetching two proxies
-/// ahead from their own arrays; 32 gained less, 128 no more.
-/// (Debug builds, the tests', take small chunks so that every model test
-/// crosses chunk boundaries.)
+/// boxes. With 1e5 proxies, 10% moving (`frames`, one binary alternating the
+/// two walks frame by frame), 64 entries made the walk 25-30% faster than
+/// prefetching two proxies ahead from their own arrays; 32 gained less, 128
+/// no more.
 const WALK_AHEAD: usize = 64;
+/// How many moved proxies a walk gathers at a time (debug builds, the
+/// tests', take small chunks so that every model test crosses chunk
+/// boundaries).
 const WALK_CHUNK: usize = if cfg!(debug_assertions) { 7 } else { 1024 };
 
 /// A persistent broad phase: the shared engine over a spatial index `I`.

@@ -128,6 +128,21 @@ struct Rec {
     at: [u32; 2],
 }
 
+/// Records the verdict on entry `[partner, record | flag]`: an untrack, or
+/// a flag to set where it differs from the entry's.
+#[inline(always)]
+fn take_verdict(flags: &mut Vec<(u32, bool)>, gone: &mut Vec<u32>, entry: [u32; 2], verdict: Verdict) {
+    let r = entry[1];
+    match verdict {
+        Verdict::Untrack => gone.push(r & !EXACT),
+        Verdict::Keep(on) => {
+            if on != (r & EXACT != 0) {
+                flags.push((r & !EXACT, on));
+            }
+        }
+    }
+}
+
 /// What to do with a tracked pair during a walk of a proxy's pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -341,15 +356,8 @@ impl PairCache {
     #[inline]
     pub fn defer(&mut self, s: u32, mut verdict: impl FnMut(u32) -> Verdict) {
         let (flags, gone) = (&mut self.flags, &mut self.gone);
-        for &[t, r] in &self.adj[s as usize] {
-            match verdict(t) {
-                Verdict::Untrack => gone.push(r & !EXACT),
-                Verdict::Keep(on) => {
-                    if on != (r & EXACT != 0) {
-                        flags.push((r & !EXACT, on));
-                    }
-                }
-            }
+        for &e in &self.adj[s as usize] {
+            take_verdict(flags, gone, e, verdict(e[0]));
         }
     }
 
@@ -385,15 +393,7 @@ impl PairCache {
     /// [`defer`](Self::defer) does for each entry it walks.
     #[inline(always)]
     pub fn note(&mut self, entry: [u32; 2], verdict: Verdict) {
-        let r = entry[1];
-        match verdict {
-            Verdict::Untrack => self.gone.push(r & !EXACT),
-            Verdict::Keep(on) => {
-                if on != (r & EXACT != 0) {
-                    self.flags.push((r & !EXACT, on));
-                }
-            }
-        }
+        take_verdict(&mut self.flags, &mut self.gone, entry, verdict);
     }
 
     /// Applies what [`defer`](Self::defer) collected: the flags first, then

@@ -235,10 +235,10 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     }
 
     /// Inserts `proxies` taken in `order` (a permutation of their indices,
-    /// in the payloads of sort keys)
-    /// as [`insert`](Self::insert) one by one would, and writes each one's
-    /// id to `ids[i]`: new slots are appended column by column (no free
-    /// slot is reused first, so every column is extended in one pass).
+    /// in the payloads of sort keys) as [`insert`](Self::insert) one by one
+    /// would, and writes each one's id to `ids[i]`: new slots are appended
+    /// column by column (no free slot is reused first, so every column is
+    /// extended in one pass).
     pub fn insert_ordered(&mut self, proxies: &[Proxy<S, D>], order: &[u64], ids: &mut [ProxyId]) {
         debug_assert_eq!(order.len(), proxies.len());
         debug_assert_eq!(ids.len(), proxies.len());
