@@ -822,6 +822,37 @@ fn an_update_with_nothing_changed_reports_nothing() {
     });
 }
 
+/// Proxies that never moved are held by their exact boxes (grid and tree):
+/// a world at rest tracks exactly the pairs it reports; a proxy that moves
+/// gets its margin, and with it a few more tracked pairs, at its first move.
+#[test]
+fn proxies_at_rest_track_only_their_pairs() {
+    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(mut bp: broadphase::persistent::Engine<f64, 3, I>) {
+        let mut rng = Rng(12);
+        let ps: Vec<_> = (0..2000)
+            .map(|_| Proxy::new(cube([rng.unit() * 16.0, rng.unit() * 16.0, rng.unit() * 16.0], 0.5)))
+            .collect();
+        let (mut ids, mut events) = (Vec::new(), Vec::new());
+        bp.insert_batch(&ps, &mut ids).unwrap();
+        bp.update(&mut events);
+        // One incremental frame (the load took the one-shot path): a proxy
+        // arrives, and every proxy is filed by its exact box.
+        let extra = bp.insert(Proxy::new(cube([8.0, 8.0, 8.0], 0.5))).unwrap();
+        bp.update(&mut events);
+        assert!(bp.pairs().len() > 1000, "{}", bp.pairs().len());
+        assert_eq!(bp.tracked_pairs(), bp.pairs().len(), "{}", bp.name());
+        // A proxy that moves leaves its exact box at once: re-filed with a
+        // margin, it tracks some pairs that do not overlap.
+        let b = bp.aabb(extra).unwrap();
+        bp.set_aabb(extra, shifted(&b, [0.01, 0.0, 0.0])).unwrap();
+        bp.update(&mut events);
+        assert!(bp.tracked_pairs() >= bp.pairs().len());
+        bp.validate().unwrap();
+    }
+    check(HashGrid::<f64, 3>::default());
+    check(DynamicTree::<f64, 3>::default());
+}
+
 /// The event stream of a long seeded history, hashed: the same for every
 /// algorithm and pinned, so any change of results or order is noticed.
 #[test]
