@@ -428,30 +428,24 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 }
                 let end = ends[i] as usize;
                 let b = st.aabb[s as usize];
-                if index.box_changed(s) {
-                    while k < end {
-                        if let Some(&[t, _]) = buf.get(k + WALK_AHEAD) {
-                            crate::sweep::prefetch(&st.aabb[t as usize]);
+                // A proxy whose held box changed untracks the pairs the
+                // index no longer holds; the others only re-test.
+                let changed = index.box_changed(s);
+                while k < end {
+                    if let Some(&[t, _]) = buf.get(k + WALK_AHEAD) {
+                        crate::sweep::prefetch(&st.aabb[t as usize]);
+                        if changed {
                             index.prefetch_held(t);
                         }
-                        let t = buf[k][0];
-                        let v = if index.tracks(st, s, t) {
-                            Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
-                        } else {
-                            Verdict::Untrack
-                        };
-                        self.cache.note(buf[k], v);
-                        k += 1;
                     }
-                } else {
-                    while k < end {
-                        if let Some(&[t, _]) = buf.get(k + WALK_AHEAD) {
-                            crate::sweep::prefetch(&st.aabb[t as usize]);
-                        }
-                        let t = buf[k][0];
-                        self.cache.note(buf[k], Verdict::Keep(b.overlaps(&st.aabb[t as usize])));
-                        k += 1;
-                    }
+                    let t = buf[k][0];
+                    let v = if changed && !index.tracks(st, s, t) {
+                        Verdict::Untrack
+                    } else {
+                        Verdict::Keep(b.overlaps(&st.aabb[t as usize]))
+                    };
+                    self.cache.note(buf[k], v);
+                    k += 1;
                 }
             }
         }

@@ -174,7 +174,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         cells::wider_than(r, MAX_SPAN)
     }
 
-    /// Files slot `s` by a fresh fat box around its exact box.
+    /// Files slot `s`, arriving or at a rebuild (see `fresh_fat`).
     fn add(&mut self, store: &Store<S, D>, s: u32) {
         let i = s as usize;
         if self.fat.len() <= i {
