@@ -94,7 +94,8 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper);
+    let quant = crate::grid::kernel::Quant::fit(boxes, &axes);
+    soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper, quant.as_ref());
     let soa = &*soa;
     let n = soa.len();
     // Pieces start on group boundaries, so that they reproduce the order of
