@@ -27,14 +27,14 @@
 //! compares per step instead of six. The steps past that depth run as
 //! usual. The pairs and their order are unchanged.
 //!
-//! **Sixteen bits.** Sort-and-sweep's long runs (hundreds of successors
-//! per row) go faster on a second copy of the cross axes: each coordinate
-//! mapped to a 16-bit grid ([`Quant`], starts rounded down, ends up), both
-//! axes in one 32-bit lane. Two saturating subtractions, an or and one test
-//! per row find the candidates that overlap on the grid, a superset of
-//! those that overlap; only those are tested on the `f32` columns. Four
-//! rows share each load of the run (`x86::avx512_u16_long`); their hits
-//! are sorted into the order above, so the output does not change.
+//! **Sixteen bits.** Sort-and-sweep's long runs go faster on a second copy
+//! of the cross axes: each coordinate mapped to a 16-bit grid ([`Quant`],
+//! starts rounded down, ends up), both axes in one 32-bit lane. Per step,
+//! two saturating subtractions, an or and one test find the candidates that
+//! overlap on the grid, a superset of those that overlap; only where there
+//! are any are the `f32` columns compared (four mask compares, which bound
+//! the `f32`-only kernel on Zen 4). The pairs and their order are
+//! unchanged. AVX-512 only (BW), when sampled runs are long enough.
 //!
 //! **Paths.** AVX-512 (mask compares, compress stores), AVX2 (a group as
 //! halves or quarters of 256 bits, packing by permutation table), and a
@@ -199,13 +199,12 @@ impl<S: Scalar> Soa<S> {
     }
 
     /// Whether the rows' runs of successors on the sweep axis are long
-    /// enough for the 16-bit kernel, from a sample of rows: it reads each
-    /// run once per four rows, but pays per group for the rows' ends and
-    /// for sorting the hits (`sort-and-sweep` on uniform boxes, AVX-512:
-    /// 10% slower than the `f32` kernel with runs of 330, as fast at 530,
-    /// 15% faster at 840, 1.4x at 1550).
+    /// enough for the 16-bit grid to pay for its two extra columns, from a
+    /// sample of rows (sort-and-sweep on uniform 3D boxes, AVX-512: as fast
+    /// as the `f32` kernel with runs of about 110, 10% faster at 330, 1.5x
+    /// at 1550).
     fn long_runs(&self) -> bool {
-        const MIN_RUN: usize = 512;
+        const MIN_RUN: usize = 128;
         let (n, lo) = (self.len, &self.lo[..self.len]);
         let mut total = 0;
         let mut count = 0;
@@ -320,7 +319,7 @@ impl<'a, S: Scalar> Columns<'a, S> {
 }
 
 /// A 16-bit grid over the two cross axes, for sort-and-sweep's first test
-/// (see `x86::avx512_u16_long`): a coordinate maps to its cell, starts
+/// (see "Sixteen bits" above): a coordinate maps to its cell, starts
 /// rounded down and ends up. The map is monotone, so boxes that overlap
 /// keep overlapping on the grid, and the grid finds a superset of the
 /// pairs, which the exact columns then test.
@@ -431,6 +430,7 @@ impl Simd {
         {
             if std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("popcnt")
             {
                 return Simd::Avx512;
@@ -769,158 +769,17 @@ pub(crate) mod x86 {
         }
     }
 
-    /// The end of row `r`'s run in `lo` (sorted, `+∞` at `len`): the first
-    /// index after `r` whose start exceeds `h`, found by galloping from
-    /// `guess` (the previous row's end: ends are nearly monotone).
-    #[inline(always)]
-    fn run_end(lo: &[f32], len: usize, h: f32, r: usize, guess: usize) -> usize {
-        let first = r + 1;
-        let g = guess.clamp(first, len);
-        let (a, b);
-        if lo[g] <= h {
-            // The end is past g: gallop forward; lo[len] = +∞ > h.
-            let mut step = 1;
-            let mut lo_bound = g + 1;
-            loop {
-                let c = (g + step).min(len);
-                if lo[c] > h {
-                    (a, b) = (lo_bound, c);
-                    break;
-                }
-                lo_bound = c + 1;
-                step *= 2;
-            }
-        } else {
-            // The end is at or before g: gallop back toward `first`.
-            let mut step = 1;
-            let mut hi_bound = g;
-            loop {
-                if hi_bound == first {
-                    (a, b) = (first, first);
-                    break;
-                }
-                let c = g.saturating_sub(step).max(first);
-                if lo[c] <= h {
-                    (a, b) = (c + 1, hi_bound);
-                    break;
-                }
-                hi_bound = c;
-                step *= 2;
-            }
-        }
-        a + lo[a..b].partition_point(|&x| x <= h)
-    }
-
-    /// AVX-512, every row at home and the cross axes on the 16-bit grid
-    /// (sort-and-sweep's long runs): the rows of a group are taken four at
-    /// a time, each row's grid box broadcast, and the run of successors
-    /// they share is read once, 16 candidates per load, for all four. A
-    /// candidate overlaps a row on the grid when both saturating
-    /// differences (its start less the row's end, the row's start less its
-    /// end, both cross axes in one 32-bit lane) are zero: two subtractions,
-    /// an or and one test per row and load, where the `f32` columns need
-    /// four mask compares (what bounds the `f32` kernel on Zen 4).
-    /// Grid hits are then tested on the `f32` columns. Each row's run ends
-    /// where a galloping search puts it, so the sweep axis is not tested in
-    /// the loop. The hits of a group are sorted into the order of the other
-    /// kernels (by `d`, then row) before they are written.
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx2,popcnt,bmi1,bmi2")]
-    pub(crate) unsafe fn avx512_u16_long(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
-        const R: usize = 4;
-        let len = b.len;
-        let lo = &b.lo[..];
-        let (c0, c1, c2, c3) = (b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
+    /// AVX-512, `f32`: a group of 16 rows in one register. With `GRID16`
+    /// (every row at home, the 16-bit grid filled) each step first tests
+    /// the grid (two saturating subtractions, an or, one test) and the
+    /// `f32` columns only where the grid found a hit.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx2,popcnt")]
+    pub(crate) unsafe fn avx512_f32<const LONG: bool, const GRID16: bool>(
+        b: &Soa<f32>,
+        rows: Range<usize>,
+        out: &mut Vec<Pair>,
+    ) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
-        // Per step with hits: (j0 << 20) | (t << 16) | mask of row t.
-        let mut found: Vec<u64> = Vec::new();
-        let mut hits: Vec<u64> = Vec::new();
-        #[inline(always)]
-        unsafe fn exact(k: u16, j0: usize, r: usize, c: [*const f32; 4]) -> u16 {
-            // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
-            let q = |p: *const f32| _mm512_set1_ps(-*p.add(r));
-            let v = |p: *const f32| _mm512_loadu_ps(p.add(j0));
-            let mut ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, v(c[0]), q(c[2]));
-            ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, v(c[1]), q(c[3]));
-            ok = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, v(c[2]), q(c[0]));
-            _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(ok, v(c[3]), q(c[1]))
-        }
-        let mut guess = rows.start + 1;
-        let mut i = rows.start;
-        while i < rows.end {
-            let rn = (rows.end - i).min(16);
-            hits.clear();
-            let mut r0 = i;
-            while r0 < i + rn {
-                // Rows r0..r0 + R; rows past the group have empty runs.
-                let mut e = [0usize; R];
-                let (mut emin, mut emax) = (usize::MAX, 0);
-                for (t, e) in e.iter_mut().enumerate() {
-                    let r = r0 + t;
-                    *e = r + 1;
-                    if r < i + rn {
-                        *e = run_end(lo, len, b.hi[r], r, guess);
-                        guess = *e;
-                        emin = emin.min(*e);
-                        emax = emax.max(*e);
-                    }
-                }
-                let qlo: [__m512i; R] = core::array::from_fn(|t| _mm512_set1_epi32(*ql.add(r0 + t) as i32));
-                let qhi: [__m512i; R] = core::array::from_fn(|t| _mm512_set1_epi32(*qh.add(r0 + t) as i32));
-                // Room for one record per row and step: no call in the loop.
-                found.clear();
-                found.reserve(R * (emax.saturating_sub(r0) / 16 + 2));
-                let rec = found.as_mut_ptr();
-                let mut nrec = 0;
-                let mut j0 = r0 + 1;
-                while j0 < emax {
-                    let mut m = [0xFFFFu16; R];
-                    if j0 < r0 + R || j0 + 16 > emin {
-                        for (t, m) in m.iter_mut().enumerate() {
-                            let upper = e[t].saturating_sub(j0).min(16) as u32;
-                            let lower = (r0 + t + 1).saturating_sub(j0).min(16) as u32;
-                            *m = (_bzhi_u32(0xFFFF, upper) & !_bzhi_u32(0xFFFF, lower)) as u16;
-                        }
-                    }
-                    let vlo = _mm512_loadu_si512(ql.add(j0) as *const __m512i);
-                    let vhi = _mm512_loadu_si512(qh.add(j0) as *const __m512i);
-                    let k: [u16; R] = core::array::from_fn(|t| {
-                        let d = _mm512_or_si512(_mm512_subs_epu16(vlo, qhi[t]), _mm512_subs_epu16(qlo[t], vhi));
-                        _mm512_mask_testn_epi32_mask(m[t], d, d)
-                    });
-                    if k.iter().fold(0, |a, &x| a | x) != 0 {
-                        for (t, &kt) in k.iter().enumerate() {
-                            rec.add(nrec).write(((j0 as u64) << 20) | ((t as u64) << 16) | kt as u64);
-                            nrec += usize::from(kt != 0);
-                        }
-                    }
-                    j0 += 16;
-                }
-                found.set_len(nrec);
-                for &f in &found {
-                    let (j0, r) = ((f >> 20) as usize, r0 + ((f >> 16) & 15) as usize);
-                    let mut bits = exact(f as u16, j0, r, [c0, c1, c2, c3]) as u32;
-                    while bits != 0 {
-                        let j = j0 + bits.trailing_zeros() as usize;
-                        hits.push((((j - r) as u64) << 4) | (r - i) as u64);
-                        bits &= bits - 1;
-                    }
-                }
-                r0 += R;
-            }
-            hits.sort_unstable();
-            out.reserve(hits.len());
-            for &h in &hits {
-                let r = i + (h & 15) as usize;
-                let j = r + (h >> 4) as usize;
-                out.push(Pair::ordered(b.id[r], b.id[j]));
-            }
-            i += 16;
-        }
-    }
-
-    /// AVX-512, `f32`: a group of 16 rows in one register.
-    #[target_feature(enable = "avx512f,avx512vl,avx2,popcnt")]
-    pub(crate) unsafe fn avx512_f32<const LONG: bool>(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
@@ -938,6 +797,16 @@ pub(crate) mod x86 {
             let q3 = flip(_mm512_loadu_ps(c1.add(i)));
             let home = _mm512_loadu_si512(homep.add(i) as *const __m512i);
             let ids = _mm512_loadu_si512(idp.add(i) as *const __m512i);
+            let (rql, rqh) = if GRID16 {
+                (_mm512_loadu_si512(ql.add(i) as *const __m512i), _mm512_loadu_si512(qh.add(i) as *const __m512i))
+            } else {
+                (_mm512_setzero_si512(), _mm512_setzero_si512())
+            };
+            let grid = |m: __mmask16, j: usize| {
+                let a = _mm512_subs_epu16(_mm512_loadu_si512(ql.add(j) as *const __m512i), rqh);
+                let d = _mm512_or_si512(a, _mm512_subs_epu16(rql, _mm512_loadu_si512(qh.add(j) as *const __m512i)));
+                _mm512_mask_testn_epi32_mask(m, d, d)
+            };
             let emit = |out: &mut Vec<Pair>, ok: __mmask16, j: usize| {
                 out.reserve(16);
                 let other = _mm512_loadu_si512(idp.add(j) as *const __m512i);
@@ -963,7 +832,16 @@ pub(crate) mod x86 {
             if LONG {
                 let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(16), b.len);
                 while d <= safe {
-                    let ok = cross(live, i + d);
+                    let ok = if GRID16 {
+                        let g = grid(live, i + d);
+                        if g != 0 {
+                            cross(g, i + d)
+                        } else {
+                            0
+                        }
+                    } else {
+                        cross(live, i + d)
+                    };
                     if ok != 0 {
                         emit(out, ok, i + d);
                     }
@@ -976,7 +854,16 @@ pub(crate) mod x86 {
                 if within == 0 {
                     break;
                 }
-                let mut ok = cross(within, j);
+                let mut ok = if GRID16 {
+                    let g = grid(within, j);
+                    if g != 0 {
+                        cross(g, j)
+                    } else {
+                        0
+                    }
+                } else {
+                    cross(within, j)
+                };
                 if !LONG {
                     let hj = _mm512_loadu_si512(homep.add(j) as *const __m512i);
                     ok = _mm512_mask_cmpeq_epi32_mask(ok, _mm512_or_si512(hj, home), both);
@@ -1045,7 +932,7 @@ mod tests {
         }
     }
 
-    /// The 16-bit kernel (forced on, whatever the runs' length) reports the
+    /// The 16-bit grid test (forced on, whatever the runs' length) keeps the
     /// portable kernel's pairs in its order, with fitted grids and with
     /// coarse ones that clamp coordinates (many grid hits the exact test
     /// rejects), from `f64` boxes (rounded outward) and `f32` ones.

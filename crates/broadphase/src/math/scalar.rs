@@ -48,18 +48,12 @@ mod sealed {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512
-                    && b.all_home()
-                    && b.quantized()
-                    && std::arch::is_x86_feature_detected!("avx512bw")
-                    && std::arch::is_x86_feature_detected!("bmi1")
-                    && std::arch::is_x86_feature_detected!("bmi2")
-                {
-                    x86::avx512_u16_long(b, rows, out)
+                if avx512 && b.all_home() && b.quantized() {
+                    x86::avx512_f32::<true, true>(b, rows, out)
                 } else if avx512 && b.all_home() {
-                    x86::avx512_f32::<true>(b, rows, out)
+                    x86::avx512_f32::<true, false>(b, rows, out)
                 } else if avx512 {
-                    x86::avx512_f32::<false>(b, rows, out)
+                    x86::avx512_f32::<false, false>(b, rows, out)
                 } else {
                     x86::avx2_f32(b, rows, out)
                 }
