@@ -33,8 +33,11 @@
 //! two saturating subtractions, an or and one test find the candidates that
 //! overlap on the grid, a superset of those that overlap; only where there
 //! are any are the `f32` columns compared (four mask compares, which bound
-//! the `f32`-only kernel on Zen 4). The pairs and their order are
-//! unchanged. AVX-512 only (BW), when sampled runs are long enough.
+//! the `f32`-only kernel on Zen 4). Pairs that overlap keep being found, in
+//! the same order; the grid can only drop pairs that overlap on the `f32`
+//! columns of `f64` boxes but not exactly, which sort-and-sweep's exact
+//! re-test drops anyway, so its output does not change. AVX-512 only (BW),
+//! when sampled runs are long enough.
 //!
 //! **Paths.** AVX-512 (mask compares, compress stores), AVX2 (a group as
 //! halves or quarters of 256 bits, packing by permutation table), and a
