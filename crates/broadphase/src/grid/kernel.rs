@@ -728,6 +728,7 @@ pub(crate) mod x86 {
         // called, not inlined.
         let neg = _mm512_set1_epi64(i64::MIN);
         let flip = |x: __m512d| _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), neg));
+        let mut steps = [0u64; 64];
         let mut i = rows.start;
         while i < rows.end {
             let live: __mmask8 = ((1u32 << (rows.end - i).min(8)) - 1) as u8;
@@ -754,7 +755,10 @@ pub(crate) mod x86 {
                 ok = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c2.add(j)), q2);
                 _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(ok, _mm512_loadu_pd(c3.add(j)), q3)
             };
+            // As in the f32 kernel: steps with hits noted without a branch,
+            // emitted after the run (or when the buffer fills).
             let mut d = 1;
+            let mut n = 0;
             loop {
                 let j = i + d;
                 let within = _mm512_mask_cmp_pd_mask::<_CMP_LE_OQ>(live, _mm512_loadu_pd(lo.add(j)), vhi);
@@ -763,10 +767,18 @@ pub(crate) mod x86 {
                 }
                 let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
                 let ok = _mm256_mask_cmpeq_epi32_mask(cross(within, j), _mm256_or_si256(hj, home), both);
-                if ok != 0 {
-                    emit(out, ok, j);
+                if n == steps.len() {
+                    for &r in &steps {
+                        emit(out, r as u8, i + (r >> 16) as usize);
+                    }
+                    n = 0;
                 }
+                steps[n] = ((d as u64) << 16) | ok as u64;
+                n += usize::from(ok != 0);
                 d += 1;
+            }
+            for &r in &steps[..n] {
+                emit(out, r as u8, i + (r >> 16) as usize);
             }
             i += 8;
         }
