@@ -651,7 +651,6 @@ pub(crate) mod x86 {
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
         let both = _mm256_set1_epi32(HOME_BOTH as i32);
         let neg = _mm256_set1_ps(-0.0);
-        let mut steps = [0u64; 64];
         let mut i = rows.start;
         while i < rows.end {
             let live = (1u32 << (rows.end - i).min(16)) - 1;
@@ -669,23 +668,7 @@ pub(crate) mod x86 {
                 ];
                 home[h] = _mm256_loadu_si256(homep.add(r) as *const __m256i);
             }
-            // Emits the hits of step `d` (16-bit mask, both octets).
-            let emit = |out: &mut Vec<Pair>, mask: u32, d: usize| {
-                out.reserve(16);
-                for h in 0..2 {
-                    let m = (mask >> (8 * h)) & 255;
-                    if m != 0 {
-                        let r = i + 8 * h;
-                        let (a, bb) = (idp.add(r) as *const __m128i, idp.add(r + d) as *const __m128i);
-                        emit4(out, m & 15, _mm_loadu_si128(a), _mm_loadu_si128(bb));
-                        emit4(out, m >> 4, _mm_loadu_si128(a.add(1)), _mm_loadu_si128(bb.add(1)));
-                    }
-                }
-            };
-            // As in the AVX-512 kernels: the steps with hits are noted
-            // without a branch and emitted after the run.
             let mut d = 1;
-            let mut n = 0;
             loop {
                 let mut within = [_mm256_setzero_ps(); 2];
                 let mut going = 0;
@@ -697,9 +680,14 @@ pub(crate) mod x86 {
                 if going & live == 0 {
                     break;
                 }
-                let mut mask = 0;
+                out.reserve(16);
                 for h in 0..2 {
-                    let j = i + 8 * h + d;
+                    let oct = (live >> (8 * h)) & 255;
+                    if (going >> (8 * h)) & oct == 0 {
+                        continue;
+                    }
+                    let r = i + 8 * h;
+                    let j = r + d;
                     let mut ok =
                         _mm256_and_ps(within[h], _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c0.add(j)), q[h][0]));
                     ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c1.add(j)), q[h][1]));
@@ -707,21 +695,14 @@ pub(crate) mod x86 {
                     ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c3.add(j)), q[h][3]));
                     let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
                     let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, home[h]), both);
-                    mask |= (_mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32) << (8 * h);
-                }
-                mask &= live;
-                if n == steps.len() {
-                    for &r in &steps {
-                        emit(out, r as u32 & 0xFFFF, (r >> 16) as usize);
+                    let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32 & oct;
+                    if mask != 0 {
+                        let (a, bb) = (idp.add(r) as *const __m128i, idp.add(j) as *const __m128i);
+                        emit4(out, mask & 15, _mm_loadu_si128(a), _mm_loadu_si128(bb));
+                        emit4(out, mask >> 4, _mm_loadu_si128(a.add(1)), _mm_loadu_si128(bb.add(1)));
                     }
-                    n = 0;
                 }
-                steps[n] = ((d as u64) << 16) | mask as u64;
-                n += usize::from(mask != 0);
                 d += 1;
-            }
-            for &r in &steps[..n] {
-                emit(out, r as u32 & 0xFFFF, (r >> 16) as usize);
             }
             i += 16;
         }
