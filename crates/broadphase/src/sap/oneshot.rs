@@ -94,7 +94,13 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    let quant = crate::grid::kernel::Quant::fit(boxes, &axes);
+    // The 16-bit grid serves the AVX-512 kernel only.
+    let simd = Simd::detect();
+    #[cfg(target_arch = "x86_64")]
+    let grid16 = simd == Simd::Avx512;
+    #[cfg(not(target_arch = "x86_64"))]
+    let grid16 = false;
+    let quant = if grid16 { crate::grid::kernel::Quant::fit(boxes, &axes) } else { None };
     soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper, quant.as_ref());
     let soa = &*soa;
     let n = soa.len();
@@ -103,7 +109,6 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let group = group::<f32>();
     let groups = n.div_ceil(group);
     let pieces = par::piece_count(n, PIECE);
-    let simd = Simd::detect();
     par::pieces(parallel, pieces, out, &mut parts.pairs, |k, out| {
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
         let start = out.len();
