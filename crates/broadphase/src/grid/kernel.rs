@@ -856,9 +856,9 @@ pub(crate) mod x86 {
                     // without a branch and tested on the `f32` columns
                     // after the run: a branch per step on them mispredicted
                     // and made the run wait on every hit (uniform, 1e4:
-                    // 0.9-1.0 -> 0.66 ms).
-                    // Two steps per record: `d << 32 | lanes(d + 1) << 16 |
-                    // lanes(d)`; an odd last step is left to the loop after.
+                    // 0.9-1.0 -> 0.66 ms). Two steps per record,
+                    // `d << 32 | lanes(d + 1) << 16 | lanes(d)`; an odd last
+                    // step is left to the loop below.
                     recs.clear();
                     recs.reserve(safe / 2);
                     let p = recs.as_mut_ptr();
