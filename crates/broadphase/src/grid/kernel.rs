@@ -29,17 +29,19 @@
 //! compares per step instead of six. The steps past that depth run as
 //! usual. The pairs and their order are unchanged.
 //!
-//! **Sixteen bits.** Sort-and-sweep's long runs go faster on a second copy
-//! of the cross axes: each coordinate mapped to a 16-bit grid ([`Quant`],
-//! starts rounded down, ends up), both axes in one 32-bit lane. Per step,
-//! two saturating subtractions, an or and one test find the candidates that
-//! overlap on the grid, a superset of those that overlap; only where there
-//! are any are the `f32` columns compared (four mask compares, which bound
-//! the `f32`-only kernel on Zen 4). Pairs that overlap keep being found, in
-//! the same order; the grid can only drop pairs that overlap on the `f32`
-//! columns of `f64` boxes but not exactly, which sort-and-sweep's exact
-//! re-test drops anyway, so its output does not change. AVX-512 only (BW),
-//! when sampled runs are long enough.
+//! **A grid on the cross axes.** Sort-and-sweep's long runs go faster on
+//! the cross axes mapped to a coarse grid ([`Quant`]: starts rounded down,
+//! ends up) than on `f32` columns: the four mask compares per step bound the
+//! `f32` kernel on Zen 4. With 8 bits per coordinate ([`Quant::pack`]) a box
+//! is one 32-bit lane and a step is one saturating byte subtraction and one
+//! test; with 16 bits (when 8 would give cells coarser than two thirds of
+//! the median box), two subtractions, an or and a test. The cross-axis
+//! columns are then not filled at all, and the kernels report the pairs
+//! that overlap on the grid: every overlapping pair, in the same order, and
+//! some pairs up to a cell apart, which sort-and-sweep drops by testing the
+//! exact boxes again (as it does for `f64` boxes anyway). AVX-512 only (BW),
+//! when sampled runs are long enough; the portable kernel does the same
+//! test, as the reference.
 //!
 //! **Paths.** AVX-512 (mask compares, compress stores), AVX2 (a group as
 //! halves or quarters of 256 bits, packing by permutation table), and a
@@ -68,12 +70,13 @@ pub struct Soa<S> {
     id: Vec<u32>,
     /// Home flags: bit 1 = home on the first cross axis, bit 0 = the second.
     home: Vec<u32>,
-    /// The cross-axis starts and ends on a 16-bit grid (see [`Quant`]),
-    /// first axis in the low half: filled by [`Soa::fill_sorted`] when
-    /// given a grid.
+    /// The cross-axis starts and ends on a grid (see [`Quant::pack`]):
+    /// filled by [`Soa::fill_sorted`] when given a grid.
     qlo: Vec<u32>,
     qhi: Vec<u32>,
-    quantized: bool,
+    /// The bits per coordinate of the grid in `qlo` and `qhi` (8 or 16),
+    /// 0 when the kernels are not to use one.
+    grid_bits: u8,
     len: usize,
     /// Every row is at home (sort-and-sweep): the kernels skip the flags and
     /// expect long runs of successors.
@@ -90,7 +93,7 @@ impl<S: Scalar> Soa<S> {
             home: Vec::new(),
             qlo: Vec::new(),
             qhi: Vec::new(),
-            quantized: false,
+            grid_bits: 0,
             len: 0,
             all_home: false,
         }
@@ -113,9 +116,10 @@ impl<S: Scalar> Soa<S> {
             + (self.id.capacity() + self.home.capacity() + self.qlo.capacity() + self.qhi.capacity()) * 4
     }
 
-    /// Whether the 16-bit cross-axis columns are filled.
-    pub(crate) fn quantized(&self) -> bool {
-        self.quantized
+    /// The bits per coordinate of the grid columns the kernels are to test
+    /// first (8 or 16), or 0.
+    pub(crate) fn grid_bits(&self) -> u8 {
+        self.grid_bits
     }
 
     /// Fills the columns with `m` boxes from `item(k) = (entry, home flags)`.
@@ -125,7 +129,7 @@ impl<S: Scalar> Soa<S> {
         S: 'e,
     {
         let cap = m + PAD;
-        self.reserve(m);
+        self.reserve(m, true);
         let [c0, c1, c2, c3] = &mut self.c;
         let (lo, hi, id, home) = (&mut self.lo[..cap], &mut self.hi[..cap], &mut self.id[..cap], &mut self.home[..cap]);
         let (c0, c1, c2, c3) = (&mut c0[..cap], &mut c1[..cap], &mut c2[..cap], &mut c3[..cap]);
@@ -142,13 +146,17 @@ impl<S: Scalar> Soa<S> {
         }
         self.pad(m);
         self.all_home = false;
-        self.quantized = false;
+        self.grid_bits = 0;
     }
 
     /// Gathers boxes in the order of `keys` (sorted keyed items), every box
     /// at home (sort-and-sweep), on threads when asked. Coordinates become
     /// column values by `lower` (starts) and `upper` (ends): the identity,
     /// or a rounding outward (see [`lower_f32`]) that keeps every overlap.
+    /// Given a grid (for long runs, see [`long_runs`]), the cross axes are
+    /// filled on the grid instead of in `S` columns: the kernels then
+    /// report the pairs that overlap on the grid, a superset of those that
+    /// overlap, which the caller must test again.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn fill_sorted<T: Scalar, const D: usize>(
         &mut self,
@@ -161,8 +169,8 @@ impl<S: Scalar> Soa<S> {
         quant: Option<&Quant>,
     ) {
         let m = keys.len();
-        self.reserve(m);
-        let q = if quant.is_some() { m } else { 0 };
+        self.reserve(m, quant.is_none());
+        let (q, c) = if quant.is_some() { (m, 0) } else { (0, m) };
         if self.qlo.len() < q + PAD {
             self.qlo.resize(q + PAD, 0);
             self.qhi.resize(q + PAD, 0);
@@ -171,66 +179,59 @@ impl<S: Scalar> Soa<S> {
         let columns = Columns {
             lo: &mut self.lo[..m],
             hi: &mut self.hi[..m],
-            c: [&mut c0[..m], &mut c1[..m], &mut c2[..m], &mut c3[..m]],
+            c: [&mut c0[..c], &mut c1[..c], &mut c2[..c], &mut c3[..c]],
             id: &mut self.id[..m],
             home: &mut self.home[..m],
             qlo: &mut self.qlo[..q],
             qhi: &mut self.qhi[..q],
         };
         #[cfg(feature = "parallel")]
-        if parallel && m >= 1 << 15 && rayon::current_num_threads() > 1 {
-            use rayon::prelude::*;
-            let chunk = m.div_ceil(rayon::current_num_threads() * 4);
-            let mut parts = Vec::new();
-            let (mut rest, mut k0) = (columns, 0);
-            while k0 < m {
-                let len = chunk.min(m - k0);
-                let (head, tail) = rest.split_at(len);
-                parts.push((k0, head));
-                rest = tail;
-                k0 += len;
+        let threaded = parallel && m >= 1 << 15 && rayon::current_num_threads() > 1;
+        #[cfg(not(feature = "parallel"))]
+        let threaded = false;
+        if threaded {
+            #[cfg(feature = "parallel")]
+            {
+                use rayon::prelude::*;
+                let chunk = m.div_ceil(rayon::current_num_threads() * 4);
+                let mut parts = Vec::new();
+                let (mut rest, mut k0) = (columns, 0);
+                while k0 < m {
+                    let len = chunk.min(m - k0);
+                    let (head, tail) = rest.split_at(len);
+                    parts.push((k0, head));
+                    rest = tail;
+                    k0 += len;
+                }
+                parts.into_par_iter().for_each(|(k0, cols)| cols.gather(boxes, &keys[k0..], axes, lower, upper, quant));
             }
-            parts.into_par_iter().for_each(|(k0, cols)| cols.gather(boxes, &keys[k0..], axes, lower, upper, quant));
-            self.pad(m);
-            self.all_home = true;
-            self.quantized = quant.is_some() && self.long_runs();
-            return;
+        } else {
+            let _ = parallel;
+            columns.gather(boxes, keys, axes, lower, upper, quant);
         }
-        let _ = parallel;
-        columns.gather(boxes, keys, axes, lower, upper, quant);
         self.pad(m);
         self.all_home = true;
-        self.quantized = quant.is_some() && self.long_runs();
+        self.grid_bits = match quant {
+            Some(q) if q.bytes() => 8,
+            Some(_) => 16,
+            None => 0,
+        };
     }
 
-    /// Whether the rows' runs of successors on the sweep axis are long
-    /// enough for the 16-bit grid to pay for its two extra columns, from a
-    /// sample of rows (sort-and-sweep on uniform 3D boxes, AVX-512: as fast
-    /// as the `f32` kernel with runs of about 110, 10% faster at 330, 1.5x
-    /// at 1550).
-    fn long_runs(&self) -> bool {
-        const MIN_RUN: usize = 128;
-        let (n, lo) = (self.len, &self.lo[..self.len]);
-        let mut total = 0;
-        let mut count = 0;
-        for r in crate::stats::sample_indices(n, 64) {
-            total += lo[r + 1..].partition_point(|&x| x <= self.hi[r]);
-            count += 1;
-        }
-        count > 0 && total >= MIN_RUN * count
-    }
-
-    /// Makes room for `m` boxes and the padding.
-    fn reserve(&mut self, m: usize) {
+    /// Makes room for `m` boxes and the padding (in the cross-axis columns
+    /// too when `cross`).
+    fn reserve(&mut self, m: usize, cross: bool) {
         let cap = m + PAD;
         if self.lo.len() < cap {
             self.lo.resize(cap, S::ZERO);
             self.hi.resize(cap, S::ZERO);
+            self.id.resize(cap, 0);
+            self.home.resize(cap, 0);
+        }
+        if cross && self.c[0].len() < cap {
             for col in self.c.iter_mut() {
                 col.resize(cap, S::ZERO);
             }
-            self.id.resize(cap, 0);
-            self.home.resize(cap, 0);
         }
     }
 
@@ -252,6 +253,24 @@ impl<S: Scalar> Soa<S> {
     }
 }
 
+/// Whether the runs of successors on the sweep axis of the boxes sorted by
+/// `keys` are long enough for a grid to pay for itself, from a sample of
+/// rows, on the keys (sort-and-sweep on uniform 3D boxes, AVX-512, 16-bit
+/// grid: as fast as the `f32` kernel with runs of about 110, 10% faster at
+/// 330, 1.5x at 1550).
+pub(crate) fn long_runs<T: Scalar, const D: usize>(boxes: &[crate::Aabb<T, D>], keys: &[u64], sweep: usize) -> bool {
+    const MIN_RUN: usize = 128;
+    let n = keys.len();
+    let mut total = 0;
+    let mut count = 0;
+    for r in crate::stats::sample_indices(n, 64) {
+        let end = boxes[crate::sort::payload(keys[r]) as usize].max()[sweep].sort_key();
+        total += keys[r + 1..].partition_point(|&k| (k >> 32) as u32 <= end);
+        count += 1;
+    }
+    count > 0 && total >= MIN_RUN * count
+}
+
 /// Mutable views of the columns of a [`Soa`], for filling pieces of it.
 struct Columns<'a, S> {
     lo: &'a mut [S],
@@ -270,10 +289,11 @@ impl<'a, S: Scalar> Columns<'a, S> {
         let (lo0, lo1) = self.lo.split_at_mut(k);
         let (hi0, hi1) = self.hi.split_at_mut(k);
         let [c0, c1, c2, c3] = self.c;
-        let (c00, c01) = c0.split_at_mut(k);
-        let (c10, c11) = c1.split_at_mut(k);
-        let (c20, c21) = c2.split_at_mut(k);
-        let (c30, c31) = c3.split_at_mut(k);
+        let kc = k.min(c0.len());
+        let (c00, c01) = c0.split_at_mut(kc);
+        let (c10, c11) = c1.split_at_mut(kc);
+        let (c20, c21) = c2.split_at_mut(kc);
+        let (c30, c31) = c3.split_at_mut(kc);
         let (id0, id1) = self.id.split_at_mut(k);
         let (h0, h1) = self.home.split_at_mut(k);
         let kq = k.min(self.qlo.len());
@@ -286,8 +306,9 @@ impl<'a, S: Scalar> Columns<'a, S> {
     }
 
     /// Fills the rows from the boxes named by `keys` (at least as many as
-    /// rows), converting starts by `lower` and ends by `upper`. Reads the
-    /// boxes at random: fetches ahead.
+    /// rows), converting starts by `lower` and ends by `upper`, the cross
+    /// axes on `quant`'s grid when given one. Reads the boxes at random:
+    /// fetches ahead.
     fn gather<T: Scalar, const D: usize>(
         self,
         boxes: &[crate::Aabb<T, D>],
@@ -309,44 +330,46 @@ impl<'a, S: Scalar> Columns<'a, S> {
             let (lo, hi) = (b.min(), b.max());
             self.lo[k] = lower(lo[x]);
             self.hi[k] = upper(hi[x]);
-            self.c[0][k] = lower(lo[y]);
-            self.c[1][k] = lower(lo[z]);
-            self.c[2][k] = -upper(hi[y]);
-            self.c[3][k] = -upper(hi[z]);
             self.id[k] = i;
             self.home[k] = HOME_BOTH;
             if let Some(q) = quant {
-                self.qlo[k] = q.down(0, lo[y].to_f64()) | (q.down(1, lo[z].to_f64()) << 16);
-                self.qhi[k] = q.up(0, hi[y].to_f64()) | (q.up(1, hi[z].to_f64()) << 16);
+                (self.qlo[k], self.qhi[k]) = q.pack([lo[y].to_f64(), lo[z].to_f64()], [hi[y].to_f64(), hi[z].to_f64()]);
+            } else {
+                self.c[0][k] = lower(lo[y]);
+                self.c[1][k] = lower(lo[z]);
+                self.c[2][k] = -upper(hi[y]);
+                self.c[3][k] = -upper(hi[z]);
             }
         }
     }
 }
 
-/// A 16-bit grid over the two cross axes, for sort-and-sweep's first test
-/// (see "Sixteen bits" above): a coordinate maps to its cell, starts
-/// rounded down and ends up. The map is monotone, so boxes that overlap
-/// keep overlapping on the grid, and the grid finds a superset of the
-/// pairs, which the exact columns then test.
+/// A grid over the two cross axes, for sort-and-sweep's first test (see
+/// "Sixteen bits" and "Eight bits" above): a coordinate maps to its cell,
+/// starts rounded down and ends up. The map is monotone, so boxes that
+/// overlap keep overlapping on the grid, and the grid finds a superset of
+/// the pairs, which the exact columns then test.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Quant {
     origin: [f64; 2],
     scale: [f64; 2],
+    /// The last cell: 255 (eight bits) or 65535 (sixteen).
+    top: u32,
 }
 
 impl Quant {
-    const TOP: f64 = 65535.0;
-
     /// A grid fitted to a sample of the boxes (coordinates outside it clamp
-    /// to the border cells), or `None` when its cells would not be much
-    /// finer than the sampled boxes (points, huge spreads): the 16-bit test
-    /// would then let through many pairs that the exact one rejects.
+    /// to the border cells): 8-bit when its cells are at most two thirds of
+    /// the median box on both axes, else 16-bit when they are at most an
+    /// eighth, else `None` (points, huge spreads: the grid test would let
+    /// through many pairs that the exact one rejects).
     pub(crate) fn fit<T: Scalar, const D: usize>(
         boxes: &[crate::Aabb<T, D>],
         axes: &crate::sweep::Axes,
     ) -> Option<Self> {
         let mut origin = [0.0; 2];
-        let mut scale = [0.0; 2];
+        let mut range = [0.0; 2];
+        let mut median = [0.0; 2];
         for (k, &axis) in axes.cross.iter().enumerate() {
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             let mut extents: Vec<f64> = Vec::with_capacity(256);
@@ -360,34 +383,66 @@ impl Quant {
                 return None;
             }
             let mid = extents.len() / 2;
-            let (_, &mut median, _) = extents.select_nth_unstable_by(mid, f64::total_cmp);
-            let range = hi - lo;
-            // Cells at most an eighth of the median box.
-            if !(range.is_finite() && range > 0.0 && range / Self::TOP <= median / 8.0) {
+            median[k] = *extents.select_nth_unstable_by(mid, f64::total_cmp).1;
+            origin[k] = lo;
+            range[k] = hi - lo;
+            if !(range[k].is_finite() && range[k] > 0.0) {
                 return None;
             }
-            origin[k] = lo;
-            scale[k] = Self::TOP / range;
-            if !scale[k].is_finite() {
-                return None; // a subnormal range
-            }
         }
-        Some(Self { origin, scale })
+        let fits = |top: u32, finer: f64| (0..2).all(|k| range[k] / top as f64 <= median[k] / finer);
+        // Sort-and-sweep on uniform 3D boxes, 8 against 16 bits (one binary,
+        // alternated): 10% faster at 1e5 (cells a quarter of the box), 12% at
+        // 1e6 (over half of it).
+        let top = if fits(255, 1.5) {
+            255
+        } else if fits(65535, 8.0) {
+            65535
+        } else {
+            return None;
+        };
+        let scale = range.map(|r| top as f64 / r);
+        // A subnormal range.
+        scale.iter().all(|s| s.is_finite()).then_some(Self { origin, scale, top })
+    }
+
+    /// Whether the cells are 8-bit.
+    #[inline(always)]
+    pub(crate) fn bytes(&self) -> bool {
+        self.top == 255
     }
 
     /// The cell at or below `v` on cross axis `k`.
     #[inline(always)]
     fn down(&self, k: usize, v: f64) -> u32 {
         // Truncation is the floor of a clamped, non-negative value.
-        ((v - self.origin[k]) * self.scale[k]).clamp(0.0, Self::TOP) as u32
+        ((v - self.origin[k]) * self.scale[k]).clamp(0.0, self.top as f64) as u32
     }
 
     /// The cell at or above `v` on cross axis `k`.
     #[inline(always)]
     fn up(&self, k: usize, v: f64) -> u32 {
-        let t = ((v - self.origin[k]) * self.scale[k]).clamp(0.0, Self::TOP);
+        let t = ((v - self.origin[k]) * self.scale[k]).clamp(0.0, self.top as f64);
         let c = t as u32;
         c + u32::from((c as f64) < t)
+    }
+
+    /// The two 32-bit grid values of a box with cross-axis starts `lo` and
+    /// ends `hi` (`qlo`, `qhi`). Sixteen bits: the starts, and the ends,
+    /// first axis in the low half. Eight bits: `qlo` holds the starts and
+    /// the ends' complements (`255 - end`), `qhi` the ends and the starts'
+    /// complements, so that one saturating byte subtraction
+    /// `qlo[j] - qhi[i]` is zero in all four bytes exactly when the two
+    /// boxes overlap on the grid (`lo_j <= hi_i` and `lo_i <= hi_j`).
+    #[inline(always)]
+    fn pack(&self, lo: [f64; 2], hi: [f64; 2]) -> (u32, u32) {
+        let (l0, l1) = (self.down(0, lo[0]), self.down(1, lo[1]));
+        let (h0, h1) = (self.up(0, hi[0]), self.up(1, hi[1]));
+        if self.bytes() {
+            (l0 | l1 << 8 | (255 - h0) << 16 | (255 - h1) << 24, h0 | h1 << 8 | (255 - l0) << 16 | (255 - l1) << 24)
+        } else {
+            (l0 | l1 << 16, h0 | h1 << 16)
+        }
     }
 }
 
@@ -475,6 +530,10 @@ pub(crate) fn sweep_rows<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, s
     }
     match simd {
         Simd::Portable => sweep_portable(b, rows, out),
+        // Only the AVX-512 kernel reads the grid columns (sort-and-sweep
+        // fits a grid only for it).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 if b.grid_bits != 0 => sweep_portable(b, rows, out),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Simd::detect` found the features this level needs.
         level => unsafe { S::sweep_simd(b, rows, level == Simd::Avx512, out) },
@@ -496,11 +555,15 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize
                     continue;
                 }
                 going = true;
-                let ok = (b.c[0][j] <= -b.c[2][r])
-                    & (b.c[1][j] <= -b.c[3][r])
-                    & (b.c[2][j] <= -b.c[0][r])
-                    & (b.c[3][j] <= -b.c[1][r])
-                    & ((b.home[j] | b.home[r]) == HOME_BOTH);
+                let ok = if b.grid_bits != 0 {
+                    grid_overlap(b.grid_bits, [b.qlo[j], b.qhi[j]], [b.qlo[r], b.qhi[r]])
+                } else {
+                    (b.c[0][j] <= -b.c[2][r])
+                        & (b.c[1][j] <= -b.c[3][r])
+                        & (b.c[2][j] <= -b.c[0][r])
+                        & (b.c[3][j] <= -b.c[1][r])
+                        & ((b.home[j] | b.home[r]) == HOME_BOTH)
+                };
                 if ok {
                     out.push(Pair::ordered(b.id[r], b.id[j]));
                 }
@@ -511,6 +574,22 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize
             d += 1;
         }
         i += S::GROUP;
+    }
+}
+
+/// Whether rows `j` and `r`, with grid values `[qlo, qhi]` of `bits` per
+/// coordinate (see [`Quant::pack`]), overlap on the grid.
+#[inline(always)]
+fn grid_overlap(bits: u8, j: [u32; 2], r: [u32; 2]) -> bool {
+    // Every field of `a` at or below the same field of `b`.
+    let le = |a: u32, b: u32, w: u32| {
+        let mask = (1u32 << w) - 1;
+        (0..32 / w).all(|k| (a >> (k * w)) & mask <= (b >> (k * w)) & mask)
+    };
+    if bits == 8 {
+        le(j[0], r[1], 8)
+    } else {
+        le(j[0], r[1], 16) && le(r[0], j[1], 16)
     }
 }
 
@@ -812,12 +891,13 @@ pub(crate) mod x86 {
         }
     }
 
-    /// AVX-512, `f32`: a group of 16 rows in one register. With `GRID16`
-    /// (every row at home, the 16-bit grid filled) each step first tests
-    /// the grid (two saturating subtractions, an or, one test) and the
-    /// `f32` columns only where the grid found a hit.
+    /// AVX-512, `f32`: a group of 16 rows in one register. With `GRID` 16
+    /// or 8 (every row at home, the grid columns filled with that many bits
+    /// per coordinate instead of the cross-axis ones) the cross axes are
+    /// tested on the grid (16: two saturating subtractions, an or, one test;
+    /// 8: one subtraction, one test), as the portable kernel does.
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx2,popcnt")]
-    pub(crate) unsafe fn avx512_f32<const LONG: bool, const GRID16: bool>(
+    pub(crate) unsafe fn avx512_f32<const LONG: bool, const GRID: u8>(
         b: &Soa<f32>,
         rows: Range<usize>,
         out: &mut Vec<Pair>,
@@ -837,20 +917,26 @@ pub(crate) mod x86 {
         while i < rows.end {
             let live: __mmask16 = ((1u32 << (rows.end - i).min(16)) - 1) as u16;
             let vhi = _mm512_loadu_ps(hi.add(i));
-            let q0 = flip(_mm512_loadu_ps(c2.add(i)));
-            let q1 = flip(_mm512_loadu_ps(c3.add(i)));
-            let q2 = flip(_mm512_loadu_ps(c0.add(i)));
-            let q3 = flip(_mm512_loadu_ps(c1.add(i)));
+            // With a grid the cross-axis columns are not filled.
+            let row = |c: *const f32| if GRID == 0 { flip(_mm512_loadu_ps(c.add(i))) } else { _mm512_setzero_ps() };
+            let (q0, q1, q2, q3) = (row(c2), row(c3), row(c0), row(c1));
             let home = _mm512_loadu_si512(homep.add(i) as *const __m512i);
             let ids = _mm512_loadu_si512(idp.add(i) as *const __m512i);
-            let (rql, rqh) = if GRID16 {
+            let (rql, rqh) = if GRID != 0 {
                 (_mm512_loadu_si512(ql.add(i) as *const __m512i), _mm512_loadu_si512(qh.add(i) as *const __m512i))
             } else {
                 (_mm512_setzero_si512(), _mm512_setzero_si512())
             };
             let grid = |m: __mmask16, j: usize| {
-                let a = _mm512_subs_epu16(_mm512_loadu_si512(ql.add(j) as *const __m512i), rqh);
-                let d = _mm512_or_si512(a, _mm512_subs_epu16(rql, _mm512_loadu_si512(qh.add(j) as *const __m512i)));
+                let a = _mm512_loadu_si512(ql.add(j) as *const __m512i);
+                let d = if GRID == 8 {
+                    // See `Quant::pack`: the row's `qhi` holds its ends and
+                    // its starts' complements.
+                    _mm512_subs_epu8(a, rqh)
+                } else {
+                    let b = _mm512_subs_epu16(rql, _mm512_loadu_si512(qh.add(j) as *const __m512i));
+                    _mm512_or_si512(_mm512_subs_epu16(a, rqh), b)
+                };
                 _mm512_mask_testn_epi32_mask(m, d, d)
             };
             let emit = |out: &mut Vec<Pair>, ok: __mmask16, j: usize| {
@@ -877,14 +963,13 @@ pub(crate) mod x86 {
             let mut d = 1;
             if LONG {
                 let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(16), b.len);
-                if GRID16 {
+                if GRID != 0 {
                     // The steps with a grid hit (a few percent) are noted
-                    // without a branch and tested on the `f32` columns
-                    // after the run: a branch per step on them mispredicted
-                    // and made the run wait on every hit (uniform, 1e4:
-                    // 0.9-1.0 -> 0.66 ms). Two steps per record,
-                    // `d << 32 | lanes(d + 1) << 16 | lanes(d)`; an odd last
-                    // step is left to the loop below.
+                    // without a branch and emitted after the run: a branch
+                    // per step on them mispredicted and made the run wait
+                    // on every hit (uniform, 1e4: 0.9-1.0 -> 0.66 ms). Two
+                    // steps per record, `d << 32 | lanes(d + 1) << 16 |
+                    // lanes(d)`; an odd last step is left to the loop below.
                     recs.clear();
                     recs.reserve(safe / 2);
                     let p = recs.as_mut_ptr();
@@ -902,10 +987,7 @@ pub(crate) mod x86 {
                         let j = i + (r >> 32) as usize;
                         for (k, g) in [(0, r as u16), (1, (r >> 16) as u16)] {
                             if g != 0 {
-                                let ok = cross(g, j + k);
-                                if ok != 0 {
-                                    emit(out, ok, j + k);
-                                }
+                                emit(out, g, j + k);
                             }
                         }
                     }
@@ -925,16 +1007,7 @@ pub(crate) mod x86 {
                         break;
                     }
                     // Every row at home: the steps past the safe depth, few.
-                    let ok = if GRID16 {
-                        let g = grid(within, j);
-                        if g != 0 {
-                            cross(g, j)
-                        } else {
-                            0
-                        }
-                    } else {
-                        cross(within, j)
-                    };
+                    let ok = if GRID != 0 { grid(within, j) } else { cross(within, j) };
                     if ok != 0 {
                         emit(out, ok, j);
                     }
@@ -1018,10 +1091,12 @@ mod tests {
         }
     }
 
-    /// The 16-bit grid test (forced on, whatever the runs' length) keeps the
-    /// portable kernel's pairs in its order, with fitted grids and with
-    /// coarse ones that clamp coordinates (many grid hits the exact test
-    /// rejects), from `f64` boxes (rounded outward) and `f32` ones.
+    /// The grid test (8 and 16 bits, whatever the runs' length): every
+    /// kernel gives the portable kernel's pairs in its order, and those
+    /// tested again are the exact pairs, in the order the kernels give
+    /// without a grid; with fitted grids and with coarse ones that clamp
+    /// coordinates (many grid hits the exact test rejects), from `f64`
+    /// boxes (rounded outward) and `f32` ones.
     fn check_quantized<T: Scalar>(to: impl Fn(f64) -> T) {
         let mut s = 5;
         for n in [0usize, 1, 2, 5, 16, 17, 33, 200, 1000, 3000] {
@@ -1039,13 +1114,27 @@ mod tests {
                     let (x, y) = (&boxes[crate::sort::payload(a) as usize], &boxes[crate::sort::payload(b) as usize]);
                     x.min()[0].partial_cmp(&y.min()[0]).unwrap().then(a.cmp(&b))
                 });
-                let coarse = Quant { origin: [0.5, -3.0], scale: [0.7, 3.0] };
-                for quant in [Quant::fit(&boxes, &axes), Some(coarse)].into_iter().flatten() {
+                let coarse = |top| Quant { origin: [0.5, -3.0], scale: [0.7, 3.0], top };
+                // The fitted grid, in 16 bits also when it fits in 8.
+                let fit = Quant::fit(&boxes, &axes);
+                let fit16 = fit.map(|q| Quant { scale: q.scale.map(|s| s * 65535.0 / q.top as f64), top: 65535, ..q });
+                let overlap = |p: &Pair| boxes[p.a() as usize].overlaps(&boxes[p.b() as usize]);
+                let mut plain = Soa::<f32>::new();
+                plain.fill_sorted(&boxes, &keys, &axes, false, T::column_lower, T::column_upper, None);
+                let mut exact = Vec::new();
+                sweep_portable(&plain, 0..n, &mut exact);
+                exact.retain(overlap);
+                for quant in [fit, fit16, Some(coarse(65535)), Some(coarse(255))].into_iter().flatten() {
                     let mut buf = Soa::<f32>::new();
                     buf.fill_sorted(&boxes, &keys, &axes, false, T::column_lower, T::column_upper, Some(&quant));
-                    buf.quantized = true;
+                    assert_eq!(buf.grid_bits, if quant.bytes() { 8 } else { 16 });
                     let mut expect = Vec::new();
                     sweep_portable(&buf, 0..n, &mut expect);
+                    // The grid's pairs, tested again, are the exact pairs in
+                    // the columns' order.
+                    let mut kept = expect.clone();
+                    kept.retain(overlap);
+                    assert_eq!(kept, exact, "n={n} spread={spread} {quant:?}");
                     for simd in Simd::all() {
                         let mut got = Vec::new();
                         sweep_rows(&buf, 0..n, simd, &mut got);

@@ -48,12 +48,14 @@ mod sealed {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512 && b.all_home() && b.quantized() {
-                    x86::avx512_f32::<true, true>(b, rows, out)
-                } else if avx512 && b.all_home() {
-                    x86::avx512_f32::<true, false>(b, rows, out)
+                if avx512 && b.all_home() {
+                    match b.grid_bits() {
+                        8 => x86::avx512_f32::<true, 8>(b, rows, out),
+                        16 => x86::avx512_f32::<true, 16>(b, rows, out),
+                        _ => x86::avx512_f32::<true, 0>(b, rows, out),
+                    }
                 } else if avx512 {
-                    x86::avx512_f32::<false, false>(b, rows, out)
+                    x86::avx512_f32::<false, 0>(b, rows, out)
                 } else {
                     x86::avx2_f32(b, rows, out)
                 }

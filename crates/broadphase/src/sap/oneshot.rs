@@ -82,8 +82,11 @@ pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
 /// instruction, and each pair the columns find is tested again on the exact
 /// boxes: the rounded columns find every overlapping pair and, beyond them,
 /// only pairs within an `f32` rounding of touching, so the re-test costs a
-/// read of two boxes per pair found. The order is that of the `f32` kernel
-/// on every path.
+/// read of two boxes per pair found. With AVX-512 and long runs the cross
+/// axes are tested on an 8- or 16-bit grid instead (`grid::kernel::Quant`),
+/// which finds every overlapping pair and some pairs up to a grid cell
+/// apart: those pairs are tested again in the same way, whatever the
+/// scalar. The order is that of the `f32` kernel on every path.
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     axis: usize,
@@ -94,13 +97,14 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    // The 16-bit grid serves the AVX-512 kernel only.
+    // The grid serves the AVX-512 kernel only.
     let simd = Simd::detect();
     #[cfg(target_arch = "x86_64")]
-    let grid16 = simd == Simd::Avx512;
+    let gridded = simd == Simd::Avx512;
     #[cfg(not(target_arch = "x86_64"))]
-    let grid16 = false;
-    let quant = if grid16 { crate::grid::kernel::Quant::fit(boxes, &axes) } else { None };
+    let gridded = false;
+    let long = || crate::grid::kernel::long_runs(boxes, keys, axis);
+    let quant = if gridded && long() { crate::grid::kernel::Quant::fit(boxes, &axes) } else { None };
     soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper, quant.as_ref());
     let soa = &*soa;
     let n = soa.len();
@@ -113,7 +117,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
         let start = out.len();
         sweep_rows(soa, g0 * group..g1 * group, simd, out);
-        if !S::COLUMN_EXACT {
+        if !S::COLUMN_EXACT || soa.grid_bits() != 0 {
             // Keep the pairs of this piece whose exact boxes overlap.
             let mut kept = start;
             for i in start..out.len() {
