@@ -985,9 +985,21 @@ pub(crate) mod x86 {
                     recs.set_len(n);
                     for &r in &recs {
                         let j = i + (r >> 32) as usize;
-                        for (k, g) in [(0, r as u16), (1, (r >> 16) as u16)] {
-                            if g != 0 {
-                                emit(out, g, j + k);
+                        let mut m = r as u32;
+                        if m.count_ones() <= 4 {
+                            // Few hits (nearly always): pair by pair, in the
+                            // order of the bits (step, then lane).
+                            while m != 0 {
+                                let k = m.trailing_zeros() as usize;
+                                let (lane, step) = (k & 15, k >> 4);
+                                out.push(Pair::ordered(*idp.add(i + lane), *idp.add(j + step + lane)));
+                                m &= m - 1;
+                            }
+                        } else {
+                            for (k, g) in [(0, r as u16), (1, (r >> 16) as u16)] {
+                                if g != 0 {
+                                    emit(out, g, j + k);
+                                }
                             }
                         }
                     }
