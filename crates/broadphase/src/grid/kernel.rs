@@ -318,6 +318,39 @@ impl<'a, S: Scalar> Columns<'a, S> {
         upper: impl Fn(T) -> S,
         quant: Option<&Quant>,
     ) {
+        #[cfg(target_arch = "x86_64")]
+        if quant.is_some() && Simd::detect() == Simd::Avx512 {
+            // SAFETY: the CPU has the features.
+            return unsafe { self.gather_avx512(boxes, keys, axes, lower, upper, quant) };
+        }
+        self.gather_any(boxes, keys, axes, lower, upper, quant);
+    }
+
+    /// [`Columns::gather`] compiled for AVX-512 (the grid's conversions).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx2")]
+    unsafe fn gather_avx512<T: Scalar, const D: usize>(
+        self,
+        boxes: &[crate::Aabb<T, D>],
+        keys: &[u64],
+        axes: &crate::sweep::Axes,
+        lower: impl Fn(T) -> S,
+        upper: impl Fn(T) -> S,
+        quant: Option<&Quant>,
+    ) {
+        self.gather_any(boxes, keys, axes, lower, upper, quant);
+    }
+
+    #[inline(always)]
+    fn gather_any<T: Scalar, const D: usize>(
+        self,
+        boxes: &[crate::Aabb<T, D>],
+        keys: &[u64],
+        axes: &crate::sweep::Axes,
+        lower: impl Fn(T) -> S,
+        upper: impl Fn(T) -> S,
+        quant: Option<&Quant>,
+    ) {
         const AHEAD: usize = 12;
         let [y, z] = axes.cross;
         let x = axes.sweep;
@@ -331,10 +364,11 @@ impl<'a, S: Scalar> Columns<'a, S> {
             self.lo[k] = lower(lo[x]);
             self.hi[k] = upper(hi[x]);
             self.id[k] = i;
-            self.home[k] = HOME_BOTH;
             if let Some(q) = quant {
+                // (The kernels read no home flags with a grid.)
                 (self.qlo[k], self.qhi[k]) = q.pack([lo[y].to_f64(), lo[z].to_f64()], [hi[y].to_f64(), hi[z].to_f64()]);
             } else {
+                self.home[k] = HOME_BOTH;
                 self.c[0][k] = lower(lo[y]);
                 self.c[1][k] = lower(lo[z]);
                 self.c[2][k] = -upper(hi[y]);
@@ -422,9 +456,7 @@ impl Quant {
     /// The cell at or above `v` on cross axis `k`.
     #[inline(always)]
     fn up(&self, k: usize, v: f64) -> u32 {
-        let t = ((v - self.origin[k]) * self.scale[k]).clamp(0.0, self.top as f64);
-        let c = t as u32;
-        c + u32::from((c as f64) < t)
+        ((v - self.origin[k]) * self.scale[k]).clamp(0.0, self.top as f64).ceil() as u32
     }
 
     /// The two 32-bit grid values of a box with cross-axis starts `lo` and
