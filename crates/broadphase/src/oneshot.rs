@@ -6,7 +6,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::error::{FindError, ParseAlgorithmError};
-use crate::stats::Profile;
+use crate::stats::{self, Profile};
 use crate::{auto, box_intersect, brute_force, grid, sap, tree, Aabb, CrossPair, Pair, Scalar, Workspace};
 
 /// The most boxes one search takes (both sets together for a bipartite
@@ -223,8 +223,9 @@ impl PairFinder {
             Algorithm::Auto => unreachable!("auto::choose returns a concrete algorithm"),
             Algorithm::BruteForce => brute_force::complete(boxes, out),
             Algorithm::SortAndSweep => {
-                let axis =
-                    self.sweep_axis.unwrap_or_else(|| profile.unwrap_or_else(|| Profile::new(boxes)).sweep_axis());
+                let axis = self
+                    .sweep_axis
+                    .unwrap_or_else(|| profile.map_or_else(|| stats::sweep_axis(boxes), |p| p.sweep_axis()));
                 sap::oneshot::complete(boxes, axis, self.parallel, ws, out)
             }
             Algorithm::Grid => grid::oneshot::complete(boxes, self.cell_size, self.parallel, profile, ws, out),
