@@ -37,16 +37,18 @@ const GRID_SAMPLE: usize = 160;
 
 // Cost model constants (nanoseconds), fitted by `targets --calibrate` on
 // every shared scene at 1e3, 1e4, 1e5 and 3e5 boxes, 2D and 3D (this
-// machine, 2026-11-22): least squares gave 30.6 + 0.384/candidate for
-// sort-and-sweep, 52.9 + 0.322/candidate for the grid, 17.1 per n log^(d-1) n
-// for box-intersect; the values below are those tuned for the choice, with
-// which the pick was within 1.15x of the fastest of the three in all 72
-// cases.
-const SAP_PER_BOX: f64 = 10.7;
-const SAP_PER_CANDIDATE: f64 = 0.269;
-const GRID_PER_BOX: f64 = 18.5;
-const GRID_PER_CANDIDATE: f64 = 0.113;
-const BI_PER_BOX_LOG: f64 = 5.98;
+// machine, 2026-11-23, after sort-and-sweep's 8-bit grid): least squares
+// gave 43.1 + 0.102/candidate for sort-and-sweep, 48.7 + 0.364/candidate
+// for the grid, 16.1 per n log^(d-1) n for box-intersect; the values below
+// are those tuned for the choice, with which the pick was the fastest of
+// the three in all 72 cases (the constants of the day before, fitted to
+// the 16-bit sort-and-sweep, picked the grid where sort-and-sweep was up to
+// 1.6x faster at 1e3, and 3x on sticks at 1e4).
+const SAP_PER_BOX: f64 = 15.1;
+const SAP_PER_CANDIDATE: f64 = 0.143;
+const GRID_PER_BOX: f64 = 24.3;
+const GRID_PER_CANDIDATE: f64 = 0.364;
+const BI_PER_BOX_LOG: f64 = 5.64;
 
 /// What `Auto` sees of an input: its size and sampled estimates of the work
 /// of each algorithm, and what it picks from them.
