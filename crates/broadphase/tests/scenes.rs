@@ -161,9 +161,15 @@ fn large_scenes_threaded_match() {
     let mut expect = textbook_sort_and_sweep(&v);
     expect.sort_unstable();
     check_complete_against_fast(&v, &expect);
+    // f32 boxes with runs long enough for sort-and-sweep's grid (whose
+    // pairs are re-tested on the boxes, f32 as f64), with threads.
+    let v = to_f32(&Scene::Uniform.generate::<3>(50_000, 7));
+    let mut expect = textbook_sort_and_sweep(&v);
+    expect.sort_unstable();
+    check_complete_against_fast(&v, &expect);
 }
 
-fn check_complete_against_fast<const D: usize>(v: &[Aabb<f64, D>], expect: &[broadphase::Pair]) {
+fn check_complete_against_fast<S: broadphase::Scalar, const D: usize>(v: &[Aabb<S, D>], expect: &[broadphase::Pair]) {
     for a in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect] {
         let seq = PairFinder::new(a).find(v).unwrap();
         let par = PairFinder::new(a).parallel(true).find(v).unwrap();
