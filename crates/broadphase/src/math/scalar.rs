@@ -49,7 +49,8 @@ mod sealed {
             // SAFETY: the caller checked the features of the level.
             unsafe {
                 if avx512 && b.all_home() {
-                    match b.grid_bits() {
+                    match b.grid() {
+                        1 => x86::avx512_f32::<true, 1>(b, rows, out),
                         8 => x86::avx512_f32::<true, 8>(b, rows, out),
                         16 => x86::avx512_f32::<true, 16>(b, rows, out),
                         _ => x86::avx512_f32::<true, 0>(b, rows, out),

@@ -117,7 +117,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         let (g0, g1) = (k * groups / pieces, (k + 1) * groups / pieces);
         let start = out.len();
         sweep_rows(soa, g0 * group..g1 * group, simd, out);
-        if !S::COLUMN_EXACT || soa.grid_bits() != 0 {
+        if !S::COLUMN_EXACT || soa.grid() != 0 {
             // Keep the pairs of this piece whose exact boxes overlap.
             let mut kept = start;
             for i in start..out.len() {
