@@ -35,7 +35,8 @@
 //! `f32` kernel on Zen 4. With 8 bits per coordinate ([`Quant::pack`]) a box
 //! is one 32-bit lane and a step is one saturating byte subtraction and one
 //! test; with 16 bits (when 8 would give cells coarser than two thirds of
-//! the median box), two subtractions, an or and a test. The cross-axis
+//! the median box), two subtractions, an or and a test; in 2D, the one
+//! cross axis in 16 bits in one lane, again one subtraction. The cross-axis
 //! columns are then not filled at all, and the kernels report the pairs
 //! that overlap on the grid: every overlapping pair, in the same order, and
 //! some pairs up to a cell apart, which sort-and-sweep drops by testing the
@@ -488,9 +489,9 @@ impl Quant {
     /// the ends' complements (`255 - end`), `qhi` the ends and the starts'
     /// complements, so that one saturating byte subtraction
     /// `qlo[j] - qhi[i]` is zero in all four bytes exactly when the two
-    /// boxes overlap on the grid (`lo_j <= hi_i` and `lo_i <= hi_j`).
-    /// One axis: the same as eight bits, with one start and one end in 16
-    /// bits each.
+    /// boxes overlap on the grid (`lo_j <= hi_i` and `lo_i <= hi_j`). One
+    /// axis: the same as eight bits, with one start and one end of 16 bits
+    /// (`65535 - end`, `65535 - start` for the complements).
     #[inline(always)]
     fn pack(&self, lo: [f64; 2], hi: [f64; 2]) -> (u32, u32) {
         let (l0, h0) = (self.down(0, lo[0]), self.up(0, hi[0]));
