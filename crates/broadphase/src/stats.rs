@@ -72,13 +72,7 @@ impl<const D: usize> Profile<D> {
     /// tests the fewest candidates. (For boxes of similar size this is the
     /// axis with the largest spread of centres.) Ties go to the lower axis.
     pub fn sweep_axis(&self) -> usize {
-        let mut best = 0;
-        for axis in 1..D {
-            if self.overlap[axis] < self.overlap[best] {
-                best = axis;
-            }
-        }
-        best
+        fewest_overlaps(&self.overlap)
     }
 
     /// The sampled extent at quantile `q` on `axis`.
@@ -92,8 +86,6 @@ impl<const D: usize> Profile<D> {
     }
 }
 
-/// Fraction of the pairs `(x, y)`, `x` from `xs`, `y` from `ys` (distinct
-/// pairs of one list when `same`), whose intervals on `axis` overlap.
 /// The sweep axis of a complete search of `boxes` ([`Profile::sweep_axis`])
 /// from a smaller sample, without the rest of the profile: for a sweep that
 /// needs nothing else (at 1e4 boxes the full profile was 6% of a
@@ -101,10 +93,16 @@ impl<const D: usize> Profile<D> {
 pub(crate) fn sweep_axis<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>]) -> usize {
     const AXIS_SAMPLE: usize = SAMPLE / 2;
     let sample: Vec<&Aabb<S, D>> = sample_indices(boxes.len(), AXIS_SAMPLE).map(|i| &boxes[i]).collect();
-    let overlap: [f64; D] = core::array::from_fn(|axis| overlap_fraction(&sample, &sample, axis, true));
+    fewest_overlaps(&core::array::from_fn::<f64, D, _>(|axis| overlap_fraction(&sample, &sample, axis, true)))
+}
+
+/// The axis with the smallest overlap fraction; ties go to the lower axis.
+fn fewest_overlaps<const D: usize>(overlap: &[f64; D]) -> usize {
     (1..D).fold(0, |best, axis| if overlap[axis] < overlap[best] { axis } else { best })
 }
 
+/// Fraction of the pairs `(x, y)`, `x` from `xs`, `y` from `ys` (distinct
+/// pairs of one list when `same`), whose intervals on `axis` overlap.
 fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S, D>], axis: usize, same: bool) -> f64 {
     let pairs = if same { (xs.len() * xs.len().saturating_sub(1) / 2) as f64 } else { (xs.len() * ys.len()) as f64 };
     if pairs == 0.0 {

@@ -965,7 +965,7 @@ pub(crate) mod x86 {
         out: &mut Vec<Pair>,
     ) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
-        // Steps of a run with grid hits: `d << 16 | lanes`.
+        // Pairs of steps of a run with grid hits (see below).
         let mut recs: Vec<u64> = Vec::new();
         let mut noted = Noted::new();
         let (lo, hi, c0, c1, c2, c3) =
@@ -1167,7 +1167,7 @@ mod tests {
         }
     }
 
-    /// The grid test (8 and 16 bits, whatever the runs' length): every
+    /// The grid test (every layout, whatever the runs' length): every
     /// kernel gives the portable kernel's pairs in its order, and those
     /// tested again are the exact pairs, in the order the kernels give
     /// without a grid; with fitted grids and with coarse ones that clamp

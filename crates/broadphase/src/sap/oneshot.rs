@@ -103,8 +103,11 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let gridded = simd == Simd::Avx512;
     #[cfg(not(target_arch = "x86_64"))]
     let gridded = false;
-    let long = || crate::grid::kernel::long_runs(boxes, keys, axis);
-    let quant = if gridded && long() { crate::grid::kernel::Quant::fit(boxes, &axes) } else { None };
+    let quant = if gridded && crate::grid::kernel::long_runs(boxes, keys, axis) {
+        crate::grid::kernel::Quant::fit(boxes, &axes)
+    } else {
+        None
+    };
     soa.fill_sorted(boxes, keys, &axes, parallel, S::column_lower, S::column_upper, quant.as_ref());
     let soa = &*soa;
     let n = soa.len();
