@@ -9,67 +9,95 @@
 //! set of intervals `I`; the intervals that contain all of `P` on axis d are
 //! done with axis d and recurse on axis d-1 (both ways round, since on lower
 //! axes either box may be the one whose start is inside); the others go down
-//! to the halves of `P` split at its median start, each with the intervals
-//! that reach it. Small calls (below a cutoff) fall back to a scan on axis 0
-//! that tests the remaining axes directly. The boxes are sorted on axis 0 once,
-//! up front; a scan sorts only the ranks (positions in that order) of its
-//! boxes, 4-byte integers, and reads the boxes from the sorted table.
+//! to the halves of `P`, each with the intervals that reach it. Small calls
+//! (below a cutoff) are answered by a sweep (see **Scans**).
 //!
-//! **Exactness.** "p's start lies in i's interval" must hold for exactly one
-//! of two overlapping boxes, also when their starts are equal. Starts are
-//! therefore compared as pairs `(value, rank)` (the rank is unique per box):
-//! box p's start is in box i's closed interval on axis d iff
-//! `(lo_i, rank_i) < (lo_p, rank_p)` and `lo_p <= hi_i`. For two distinct
-//! boxes that overlap on d, exactly one of the two orders holds, and no box
-//! contains its own start, so every pair is reported once and never with
-//! itself. The segment bounds are the actual
-//! smallest and largest points of `P`, which keeps the tests exact without
-//! any ±∞ sentinel.
+//! **Integer codes.** Before the search every coordinate is replaced by a
+//! 32-bit code, per axis: a start by its rank among all starts in the order
+//! of `(value, id)`, an end by the number of starts whose value is at most
+//! the end's. Then, exactly, p's start lies in i's closed interval iff
+//! `lo_i < lo_p < hi_i` in codes (the ranks break ties between equal starts,
+//! so for two distinct boxes that overlap on the axis exactly one of the two
+//! orders holds, and no box contains its own start), and two boxes overlap on
+//! an axis iff `lo_p < hi_i` and `lo_i < hi_p`. A record is `2D + 1` words
+//! (padded to 32 bytes in 3D, whatever the scalar), every test one integer
+//! comparison, and since the starts' codes are dense ranks a call halves its
+//! points at the middle code of their range with one partition, no selection
+//! (a selection takes over when that middle splits badly).
 //!
+//! **Scans.** A call below the cutoff sorts its two sets by one axis's start
+//! codes and sweeps: on axis 0 one way (each interval meets the points that
+//! start inside it); above it, one way on axis d, or two ways on any lower
+//! axis k (each box meets the other set's boxes that start inside it on k).
+//! It takes the sweep with the fewest candidates, estimated in one pass from
+//! the codes (`hi - lo` counts the boxes that start inside a box): on long
+//! thin boxes along several axes (sticks) this halves the candidates against
+//! always sweeping axis 0. The cutoff itself follows the data: a scan of m
+//! boxes meets about m² f candidates, f the fraction of pairs that overlap
+//! on the scan axis, a level of the tree costs a few passes over m.
+
 //! **Cost.** O(n log^d n + k) time for k pairs, whatever the input: unlike a
 //! sweep, no arrangement of boxes makes it test a quadratic number of
 //! candidates when the pairs are few. Pick it when every axis projection is
 //! dense (long thin boxes along several axes, everything on one interval);
 //! on evenly spread boxes the grid is several times faster.
 
+use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
 use crate::stats::Profile;
+
 use crate::{Aabb, CrossPair, Pair, Scalar};
 
-/// Calls with fewer points or intervals than this are scanned directly.
-pub(crate) const DEFAULT_CUTOFF: usize = 64;
+/// The cutoff, when not given, is this over the scan axis's overlap
+/// fraction, within [`CUTOFF_MIN`, `CUTOFF_MAX`].
+const CUTOFF_SCALE: f64 = 27.0;
+const CUTOFF_MIN: usize = 32;
+const CUTOFF_MAX: usize = 4096;
 
-/// A box with its axes permuted (axis 0 is the scan axis) and its rank: its
-/// position among all boxes sorted by `(lo[0], id)`. The rank breaks ties
-/// between equal starts on every axis.
+/// Calls with fewer points or intervals than the cutoff are scanned
+/// directly. A scan of m boxes tests about m² f pairs, f the fraction of
+/// pairs that overlap on the scan axis, where a level of the tree costs a
+/// few passes over m: the balance is at m ~ 1/f (the scale measured on the
+/// scenes at 1e5: 10, 27 and 60 tried, 27 best or within noise on each).
+fn cutoff_for(given: Option<usize>, scan_overlap: f64) -> usize {
+    given
+        .unwrap_or_else(|| (CUTOFF_SCALE / scan_overlap.max(1e-9)).clamp(CUTOFF_MIN as f64, CUTOFF_MAX as f64) as usize)
+        .max(2)
+}
+
+/// A box with its axes permuted (axis 0 is the scan axis) and its
+/// coordinates coded (see the module's doc): `lo` are start ranks, `hi` end
+/// counts, `id` the caller's index. Aligned so that moving one is whole
+/// 16-byte words (a 28-byte record moved as two overlapping words stalls
+/// every swap on store forwarding).
 #[derive(Clone, Copy, Debug)]
-struct Rec<S, const D: usize> {
-    lo: [S; D],
-    hi: [S; D],
-    rank: u32,
-}
-
-/// `(a.lo, a.rank) < (b.lo, b.rank)` on axis `d`.
-#[inline(always)]
-fn lo_less<S: Scalar, const D: usize>(a: &Rec<S, D>, b: &Rec<S, D>, d: usize) -> bool {
-    // Branch-free: on random data either way of the short cut mispredicts.
-    (a.lo[d] < b.lo[d]) | ((a.lo[d] == b.lo[d]) & (a.rank < b.rank))
-}
-
-#[inline(always)]
-fn lo_cmp<S: Scalar, const D: usize>(a: &Rec<S, D>, b: &Rec<S, D>, d: usize) -> core::cmp::Ordering {
-    if lo_less(a, b, d) {
-        core::cmp::Ordering::Less
-    } else if lo_less(b, a, d) {
-        core::cmp::Ordering::Greater
-    } else {
-        core::cmp::Ordering::Equal
-    }
+#[repr(C, align(16))]
+struct Rec<const D: usize> {
+    lo: [u32; D],
+    hi: [u32; D],
+    id: u32,
 }
 
 /// Whether `p`'s start lies in `i`'s interval on axis `d`.
 #[inline(always)]
-fn point_in<S: Scalar, const D: usize>(p: &Rec<S, D>, i: &Rec<S, D>, d: usize) -> bool {
-    lo_less(i, p, d) && p.lo[d] <= i.hi[d]
+fn point_in<const D: usize>(p: &Rec<D>, i: &Rec<D>, d: usize) -> bool {
+    (i.lo[d] < p.lo[d]) & (p.lo[d] < i.hi[d])
+}
+
+/// Whether `a` and `b` overlap on axis `k`.
+#[inline(always)]
+fn overlap_on<const D: usize>(a: &Rec<D>, b: &Rec<D>, k: usize) -> bool {
+    (a.lo[k] < b.hi[k]) & (b.lo[k] < a.hi[k])
+}
+
+/// Whether `a` and `b` overlap on every axis below `d` but `skip`
+/// (branch-free: which test fails first is unpredictable).
+#[inline(always)]
+fn below<const D: usize>(a: &Rec<D>, b: &Rec<D>, d: usize, skip: usize) -> bool {
+    let mut ok = true;
+    for k in 0..D {
+        ok &= (k >= d) | (k == skip) | overlap_on(a, b, k);
+    }
+    ok
 }
 
 /// What a found pair becomes.
@@ -98,189 +126,276 @@ impl Sink for Bipartite<'_> {
     }
 }
 
-struct Search<'a, K, S, const D: usize> {
+struct Search<'a, K, const D: usize> {
     sink: &'a mut K,
     cutoff: usize,
-    /// Every record, in rank order (the order of `(lo[0], id)`).
-    table: &'a [Rec<S, D>],
-    /// The caller's id of each rank.
-    ids: &'a [u32],
-    /// Scratch of the scans: the ranks of the points and of the intervals.
-    rp: Vec<u32>,
-    ri: Vec<u32>,
+    keys: Vec<u64>,
+    tmp: Vec<Rec<D>>,
+    /// The number of boxes (both sets).
+    n: usize,
+    /// Tests only: the scan every base case above axis 0 uses, instead of
+    /// the estimated cheapest (`k < d`: two-way on axis `k`; else one-way
+    /// on `d`).
+    force: Option<usize>,
 }
 
-impl<'a, K: Sink, S: Scalar, const D: usize> Search<'a, K, S, D> {
-    fn new(sink: &'a mut K, cutoff: usize, table: &'a [Rec<S, D>], ids: &'a [u32]) -> Self {
-        Search { sink, cutoff: cutoff.max(2), table, ids, rp: Vec::new(), ri: Vec::new() }
+impl<'a, K: Sink, const D: usize> Search<'a, K, D> {
+    fn new(sink: &'a mut K, cutoff: usize, n: usize, force: Option<usize>) -> Self {
+        Search { sink, cutoff, keys: Vec::new(), tmp: Vec::new(), n, force }
     }
 
     /// Reports every `(p, i)`, `p` in `ps`, `i` in `is`, where p's start is in
     /// i's interval on axis `d` and the boxes overlap on all axes below `d`.
     /// (Axes above `d` are known to overlap for every such pair.)
-    fn stream(&mut self, ps: &mut [Rec<S, D>], is: &mut [Rec<S, D>], d: usize) {
+    fn stream(&mut self, ps: &mut [Rec<D>], is: &mut [Rec<D>], d: usize, bounds: Option<(u32, u32)>) {
         if ps.is_empty() || is.is_empty() {
             return;
         }
-        if d == 0 {
-            return self.one_way_scan(ps, is);
+        if d == 0 || ps.len() < self.cutoff || is.len() < self.cutoff {
+            return self.scan(ps, is, d);
         }
-        if ps.len() < self.cutoff || is.len() < self.cutoff {
-            return self.two_way_scan(ps, is, d);
-        }
-        let (mut pmin, mut pmax) = (ps[0], ps[0]);
-        for p in &ps[1..] {
-            if lo_less(p, &pmin, d) {
-                pmin = *p;
-            }
-            if lo_less(&pmax, p, d) {
-                pmax = *p;
-            }
-        }
+        // The smallest and largest start of the points on axis d.
+        let (pmin, pmax) = bounds.unwrap_or_else(|| start_range(ps, d));
         // Intervals that contain every point of `ps` on axis d.
-        let spans = partition(is, |i| lo_less(i, &pmin, d) & (i.hi[d] >= pmax.lo[d]));
+        let spans = partition(is, |i| (i.lo[d] < pmin) & (i.hi[d] > pmax));
         let (inner, rest) = is.split_at_mut(spans);
         if !inner.is_empty() {
-            self.stream(inner, ps, d - 1);
-            self.stream(ps, inner, d - 1);
+            self.stream(inner, ps, d - 1, None);
+            self.stream(ps, inner, d - 1, None);
         }
-        let mid = ps.len() / 2;
-        ps.select_nth_unstable_by(mid, |a, b| lo_cmp(a, b, d));
-        let median = ps[mid];
-        let (left, right) = ps.split_at_mut(mid);
-        let mut left_max = left[0];
-        for p in &left[1..] {
-            if lo_less(&left_max, p, d) {
-                left_max = *p;
+        // Halve the points at the middle of their codes (they are distinct,
+        // so both halves are non-empty), or at the median when that middle
+        // leaves one side with less than an eighth.
+        let middle = pmin + (pmax - pmin) / 2 + 1;
+        let (mut k, mut left_max, mut right_min) = split(ps, d, middle);
+        if k.min(ps.len() - k) < ps.len() / 8 {
+            k = ps.len() / 2;
+            ps.select_nth_unstable_by_key(k, |p| p.lo[d]);
+            left_max = ps[..k].iter().fold(0, |m, p| m.max(p.lo[d]));
+            right_min = ps[k].lo[d];
+        }
+        let (left, right) = ps.split_at_mut(k);
+        // An interval can hold a point of a half only if it starts before the
+        // half's largest point and ends after its smallest.
+        let k = partition(rest, |i| (i.lo[d] < left_max) & (i.hi[d] > pmin));
+        self.stream(left, &mut rest[..k], d, Some((pmin, left_max)));
+        let k = partition(rest, |i| (i.lo[d] < pmax) & (i.hi[d] > right_min));
+        self.stream(right, &mut rest[..k], d, Some((right_min, pmax)));
+    }
+
+    /// The base case: the cheapest of the sweeps that can answer the call,
+    /// by an estimate of the candidates each would meet. On axis 0 the only
+    /// one is a one-way sweep (fixed roles). Above it, a one-way sweep on
+    /// axis `d` (each interval meets the points that start inside it, the
+    /// axes below tested directly), or a two-way sweep on any axis `k < d`
+    /// (each box meets the boxes of the other set that start inside it on
+    /// `k`, axis `d` tested with fixed roles and the others both ways).
+    fn scan(&mut self, ps: &mut [Rec<D>], is: &mut [Rec<D>], d: usize) {
+        if d == 0 {
+            return self.one_way(ps, is, 0);
+        }
+        if let Some(k) = self.force {
+            return if k < d { self.two_way(ps, is, d, k) } else { self.one_way(ps, is, d) };
+        }
+        // Codes count starts: `hi - lo` of a box on an axis is about the
+        // number of boxes, of all `n`, that start inside it there.
+        let n = self.n as f64;
+        let (mut pmin, mut pmax) = (u32::MAX, 0);
+        let mut p_len = [0u64; D];
+        for p in ps.iter() {
+            pmin = pmin.min(p.lo[d]);
+            pmax = pmax.max(p.lo[d]);
+            add_lengths(&mut p_len, p, d);
+        }
+        let mut i_len = [0u64; D];
+        let mut inside = 0u64;
+        for i in is.iter() {
+            add_lengths(&mut i_len, i, d);
+            // Ranks in (lo, hi) on axis d within the points' range.
+            let (a, b) = ((i.lo[d] + 1).max(pmin), (i.hi[d]).min(pmax + 1));
+            inside += u64::from(b.saturating_sub(a));
+        }
+        // The points fill their range on axis d at this density.
+        let one_way = inside as f64 * ps.len() as f64 / f64::from(pmax - pmin + 1);
+        let (mut best, mut best_cost) = (d, one_way);
+        for k in 0..d {
+            let cost = (p_len[k] as f64 * is.len() as f64 + i_len[k] as f64 * ps.len() as f64) / n;
+            if cost < best_cost {
+                (best, best_cost) = (k, cost);
             }
         }
-        // An interval can hold a point of a half only if it starts before the
-        // half's largest point and ends at or after its smallest.
-        let k = partition(rest, |i| lo_less(i, &left_max, d) & (i.hi[d] >= pmin.lo[d]));
-        self.stream(left, &mut rest[..k], d);
-        let k = partition(rest, |i| lo_less(i, &pmax, d) & (i.hi[d] >= median.lo[d]));
-        self.stream(right, &mut rest[..k], d);
+        if best == d {
+            self.one_way(ps, is, d)
+        } else {
+            self.two_way(ps, is, d, best)
+        }
     }
 
-    /// The ranks of `ps` and `is`, sorted: both sets in the order of
-    /// `(lo[0], id)`, so the scans need not move the records.
-    fn ranks(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>]) {
-        self.rp.clear();
-        self.rp.extend(ps.iter().map(|p| p.rank));
-        self.rp.sort_unstable();
-        self.ri.clear();
-        self.ri.extend(is.iter().map(|i| i.rank));
-        self.ri.sort_unstable();
-    }
-
-    #[inline(always)]
-    fn report(&mut self, p: u32, i: u32) {
-        self.sink.report(self.ids[p as usize], self.ids[i as usize]);
-    }
-
-    /// Axis 0 with fixed roles: every `p` whose start lies in an interval.
-    fn one_way_scan(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>]) {
-        self.ranks(ps, is);
-        let (rp, ri) = (core::mem::take(&mut self.rp), core::mem::take(&mut self.ri));
-        let table = self.table;
+    /// A one-way sweep on axis `d`: every `p` whose start lies in an
+    /// interval there, the axes below `d` tested directly.
+    fn one_way(&mut self, ps: &mut [Rec<D>], is: &mut [Rec<D>], d: usize) {
+        by_start(ps, d, &mut self.keys, &mut self.tmp);
+        by_start(is, d, &mut self.keys, &mut self.tmp);
         let mut first = 0;
-        for &i in &ri {
-            // Points at or before `i` in rank order do not start inside it.
-            while first < rp.len() && rp[first] <= i {
+        for i in is.iter() {
+            // Points at or before `i`'s start do not start inside it.
+            while first < ps.len() && ps[first].lo[d] <= i.lo[d] {
                 first += 1;
             }
-            let end = table[i as usize].hi[0];
-            for &p in &rp[first..] {
-                if table[p as usize].lo[0] > end {
+            for p in &ps[first..] {
+                if p.lo[d] >= i.hi[d] {
                     break;
                 }
-                self.report(p, i);
+                if below(p, i, d, d) {
+                    self.sink.report(p.id, i.id);
+                }
             }
         }
-        (self.rp, self.ri) = (rp, ri);
     }
 
-    /// The base case above axis 0: a two-way sweep on axis 0 (each box scans
-    /// the other set from its start), then the axes 1..d tested directly,
-    /// with fixed roles on axis d.
-    fn two_way_scan(&mut self, ps: &[Rec<S, D>], is: &[Rec<S, D>], d: usize) {
-        self.ranks(ps, is);
-        let (rp, ri) = (core::mem::take(&mut self.rp), core::mem::take(&mut self.ri));
-        let table = self.table;
-        let check = |p: &Rec<S, D>, i: &Rec<S, D>| {
-            point_in(p, i, d) && (1..d).all(|k| p.lo[k] <= i.hi[k] && i.lo[k] <= p.hi[k])
-        };
+    /// A two-way sweep on axis `k < d` (each box scans the other set from
+    /// its start), then axis `d` with fixed roles and the other axes below
+    /// `d` tested directly.
+    fn two_way(&mut self, ps: &mut [Rec<D>], is: &mut [Rec<D>], d: usize, k: usize) {
+        by_start(ps, k, &mut self.keys, &mut self.tmp);
+        by_start(is, k, &mut self.keys, &mut self.tmp);
+        let check = |p: &Rec<D>, i: &Rec<D>| point_in(p, i, d) & below(p, i, d, k);
         let (mut a, mut b) = (0, 0);
-        while a < rp.len() && b < ri.len() {
-            if rp[a] < ri[b] {
-                let p = &table[rp[a] as usize];
-                for &i in &ri[b..] {
-                    let ir = &table[i as usize];
-                    if ir.lo[0] > p.hi[0] {
+        while a < ps.len() && b < is.len() {
+            if ps[a].lo[k] < is[b].lo[k] {
+                let p = &ps[a];
+                for i in &is[b..] {
+                    if i.lo[k] >= p.hi[k] {
                         break;
                     }
-                    if check(p, ir) {
-                        self.report(rp[a], i);
+                    if check(p, i) {
+                        self.sink.report(p.id, i.id);
                     }
                 }
                 a += 1;
             } else {
-                let i = &table[ri[b] as usize];
-                for &p in &rp[a..] {
-                    let pr = &table[p as usize];
-                    if pr.lo[0] > i.hi[0] {
+                let i = &is[b];
+                for p in &ps[a..] {
+                    if p.lo[k] >= i.hi[k] {
                         break;
                     }
-                    if check(pr, i) {
-                        self.report(p, ri[b]);
+                    if check(p, i) {
+                        self.sink.report(p.id, i.id);
                     }
                 }
                 b += 1;
             }
         }
-        (self.rp, self.ri) = (rp, ri);
     }
 }
 
+/// Sorts records by their start on axis `k` (codes are distinct).
+fn by_start<const D: usize>(v: &mut [Rec<D>], k: usize, keys: &mut Vec<u64>, tmp: &mut Vec<Rec<D>>) {
+    if v.len() <= 16 {
+        v.sort_unstable_by_key(|r| r.lo[k]);
+        return;
+    }
+    keys.clear();
+    keys.extend(v.iter().enumerate().map(|(j, r)| keyed(r.lo[k], j as u32)));
+    keys.sort_unstable();
+    tmp.clear();
+    tmp.extend(keys.iter().map(|&k| v[payload(k) as usize]));
+    v.copy_from_slice(tmp);
+}
+
+/// Adds `r`'s code lengths on the axes below `d` to `sum` (an end's code
+/// exceeds its own start's).
+#[inline(always)]
+fn add_lengths<const D: usize>(sum: &mut [u64; D], r: &Rec<D>, d: usize) {
+    for (s, (&hi, &lo)) in sum.iter_mut().zip(r.hi.iter().zip(&r.lo)).take(d) {
+        *s += u64::from(hi - lo);
+    }
+}
+
+/// The smallest and largest start of `ps` on axis `d`.
+fn start_range<const D: usize>(ps: &[Rec<D>], d: usize) -> (u32, u32) {
+    ps.iter().fold((u32::MAX, 0), |(lo, hi), p| (lo.min(p.lo[d]), hi.max(p.lo[d])))
+}
+
+/// [`partition`] of the points by `lo[d] < middle`, also returning the
+/// largest start on the left and the smallest on the right.
+fn split<const D: usize>(ps: &mut [Rec<D>], d: usize, middle: u32) -> (usize, u32, u32) {
+    let (mut k, mut left_max, mut right_min) = (0, 0, u32::MAX);
+    for j in 0..ps.len() {
+        let x = ps[j];
+        let v = x.lo[d];
+        let hit = v < middle;
+        left_max = left_max.max(if hit { v } else { 0 });
+        right_min = right_min.min(if hit { u32::MAX } else { v });
+        ps[j] = ps[k];
+        ps[k] = x;
+        k += hit as usize;
+    }
+    (k, left_max, right_min)
+}
+
 /// Moves the elements satisfying `pred` to the front; returns their count.
-fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+fn partition<T: Copy>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
     // Branch-free Lomuto: `v[k..j]` fails `pred`, so swapping a failing
-    // `v[j]` into it changes nothing that matters.
+    // `v[j]` into it changes nothing that matters. (Spelled out: `swap`
+    // goes through the stack.)
     let mut k = 0;
     for j in 0..v.len() {
-        let hit = pred(&v[j]);
-        v.swap(k, j);
+        let x = v[j];
+        let hit = pred(&x);
+        v[j] = v[k];
+        v[k] = x;
         k += hit as usize;
     }
     k
 }
 
-/// The records of the boxes (`a`, then `b`'s with ids offset by `a.len()`),
-/// with the axes permuted so that record axis 0 (the scan axis) is
-/// `perm[0]`, in rank order, and the id of each rank.
-fn ranked<S: Scalar, const D: usize>(
-    a: &[Aabb<S, D>],
-    b: &[Aabb<S, D>],
-    perm: &[usize; D],
-) -> (Vec<Rec<S, D>>, Vec<u32>) {
-    let record = |x: &Aabb<S, D>, id: usize| Rec {
-        lo: core::array::from_fn(|k| x.min()[perm[k]]),
-        hi: core::array::from_fn(|k| x.max()[perm[k]]),
-        rank: id as u32,
-    };
-    let mut table: Vec<Rec<S, D>> = a
-        .iter()
-        .enumerate()
-        .chain(b.iter().enumerate().map(|(i, x)| (a.len() + i, x)))
-        .map(|(i, x)| record(x, i))
-        .collect();
-    // The rank field holds the id until here: sorting by `(lo[0], id)`.
-    table.sort_unstable_by(|x, y| lo_cmp(x, y, 0));
-    let ids = table.iter().map(|r| r.rank).collect();
-    for (rank, r) in table.iter_mut().enumerate() {
-        r.rank = rank as u32;
+/// The coded records of the boxes (`a`, then `b`'s with ids offset by
+/// `a.len()`), with the axes permuted so that record axis `k` is box axis
+/// `perm[k]`.
+fn coded<S: Scalar, const D: usize>(a: &[Aabb<S, D>], b: &[Aabb<S, D>], perm: &[usize; D]) -> Vec<Rec<D>> {
+    let n = a.len() + b.len();
+    let mut recs = vec![Rec { lo: [0; D], hi: [0; D], id: 0 }; n];
+    for (j, r) in recs.iter_mut().enumerate() {
+        r.id = j as u32;
     }
-    (table, ids)
+    // One axis at a time, in arrays small enough for the cache: the
+    // values, the items sorted, the codes.
+    let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut starts, mut ends, mut scratch) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+    let (mut lo_code, mut hi_code) = (vec![0u32; n], vec![0u32; n]);
+    for (k, &axis) in perm.iter().enumerate() {
+        lo.clear();
+        lo.extend(a.iter().chain(b).map(|x| x.min()[axis]));
+        hi.clear();
+        hi.extend(a.iter().chain(b).map(|x| x.max()[axis]));
+        starts.clear();
+        starts.extend(lo.iter().enumerate().map(|(j, v)| keyed(v.sort_key(), j as u32)));
+        sort_keyed(&mut starts, &mut scratch, false);
+        refine_equal_keys(&mut starts, S::KEY_IS_EXACT, false, |j| lo[j as usize]);
+        ends.clear();
+        ends.extend(hi.iter().enumerate().map(|(j, v)| keyed(v.sort_key(), j as u32)));
+        sort_keyed(&mut ends, &mut scratch, false);
+        refine_equal_keys(&mut ends, S::KEY_IS_EXACT, false, |j| hi[j as usize]);
+        // Stable sorts from id order: equal starts rank by id.
+        for (rank, &s) in starts.iter().enumerate() {
+            lo_code[payload(s) as usize] = rank as u32;
+        }
+        // An end's code: how many starts are at most its value.
+        let mut count = 0;
+        for &e in &ends {
+            let v = hi[payload(e) as usize];
+            while count < n && lo[payload(starts[count]) as usize] <= v {
+                count += 1;
+            }
+            hi_code[payload(e) as usize] = count as u32;
+        }
+        for (r, (&l, &h)) in recs.iter_mut().zip(lo_code.iter().zip(&hi_code)) {
+            r.lo[k] = l;
+            r.hi[k] = h;
+        }
+    }
+    recs
 }
 
 /// Axis order: the most selective axis (fewest overlapping pairs) is
@@ -294,19 +409,30 @@ fn axis_order<const D: usize>(overlap: &[f64; D]) -> [usize; D] {
 /// All overlapping pairs of `boxes` (`profile`: theirs, if taken already).
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
-    cutoff: usize,
+    cutoff: Option<usize>,
     profile: Option<Profile<D>>,
+    out: &mut Vec<Pair>,
+) {
+    complete_with(boxes, cutoff, profile, None, out);
+}
+
+fn complete_with<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    cutoff: Option<usize>,
+    profile: Option<Profile<D>>,
+    force: Option<usize>,
     out: &mut Vec<Pair>,
 ) {
     if boxes.len() < 2 {
         return;
     }
-    let perm = axis_order(&profile.unwrap_or_else(|| Profile::new(boxes)).overlap);
-    let (table, ids) = ranked(boxes, &[], &perm);
-    let mut ps = table.clone();
-    let mut is = table.clone();
+    let overlap = profile.unwrap_or_else(|| Profile::new(boxes)).overlap;
+    let perm = axis_order(&overlap);
+    let cutoff = cutoff_for(cutoff, overlap[perm[0]]);
+    let mut is = coded(boxes, &[], &perm);
+    let mut ps = is.clone();
     let mut sink = Complete(out);
-    Search::new(&mut sink, cutoff, &table, &ids).stream(&mut ps, &mut is, D - 1);
+    Search::new(&mut sink, cutoff, boxes.len(), force).stream(&mut ps, &mut is, D - 1, None);
 }
 
 /// All overlapping pairs between `a` and `b` (`profile`: theirs, if taken
@@ -314,19 +440,135 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
 pub(crate) fn bipartite<S: Scalar, const D: usize>(
     a: &[Aabb<S, D>],
     b: &[Aabb<S, D>],
-    cutoff: usize,
+    cutoff: Option<usize>,
     profile: Option<Profile<D>>,
+    out: &mut Vec<CrossPair>,
+) {
+    bipartite_with(a, b, cutoff, profile, None, out);
+}
+
+fn bipartite_with<S: Scalar, const D: usize>(
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    cutoff: Option<usize>,
+    profile: Option<Profile<D>>,
+    force: Option<usize>,
     out: &mut Vec<CrossPair>,
 ) {
     if a.is_empty() || b.is_empty() {
         return;
     }
-    let perm = axis_order(&profile.unwrap_or_else(|| Profile::bipartite(a, b)).overlap);
+    let overlap = profile.unwrap_or_else(|| Profile::bipartite(a, b)).overlap;
+    let perm = axis_order(&overlap);
+    let cutoff = cutoff_for(cutoff, overlap[perm[0]]);
     let split = a.len() as u32;
-    let (table, ids) = ranked(a, b, &perm);
-    let (mut ra, mut rb): (Vec<_>, Vec<_>) = table.iter().partition(|r| ids[r.rank as usize] < split);
+    let mut recs = coded(a, b, &perm);
+    let (ra, rb) = recs.split_at_mut(a.len());
     let mut sink = Bipartite { out, split };
-    let mut s = Search::new(&mut sink, cutoff, &table, &ids);
-    s.stream(&mut ra, &mut rb, D - 1);
-    s.stream(&mut rb, &mut ra, D - 1);
+    let mut s = Search::new(&mut sink, cutoff, a.len() + b.len(), force);
+    s.stream(ra, rb, D - 1, None);
+    s.stream(rb, ra, D - 1, None);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brute_force;
+
+    fn lcg(s: &mut u64) -> f64 {
+        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (*s >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Boxes on a coarse lattice (many equal starts and ends, touching
+    /// faces, zero-size boxes, duplicates), some long along one axis;
+    /// `skew` piles most of them near the origin with a few far out (so
+    /// that halving a range of codes at its middle splits badly).
+    fn boxes<S: Scalar, const D: usize>(n: usize, seed: u64, skew: bool, to: impl Fn(f64) -> S) -> Vec<Aabb<S, D>> {
+        let mut s = seed;
+        let side = (n as f64).powf(1.0 / D as f64).ceil() * 2.0;
+        let spread = |u: f64| if skew { u.powi(6) } else { u };
+        let mut v: Vec<Aabb<S, D>> = (0..n)
+            .map(|_| {
+                let long = (lcg(&mut s) * (D as f64 + 2.0)) as usize;
+                let lo: [f64; D] = core::array::from_fn(|_| (spread(lcg(&mut s)) * side * 2.0).round() / 2.0);
+                let w: [f64; D] =
+                    core::array::from_fn(|k| if k == long { side / 2.0 } else { (lcg(&mut s) * 3.0).round() / 2.0 });
+                Aabb::new(lo.map(&to), core::array::from_fn(|k| to(lo[k] + w[k]))).unwrap()
+            })
+            .collect();
+        for k in 0..n / 10 {
+            v.push(v[k * 7 % n]);
+        }
+        v
+    }
+
+    fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+        v.sort();
+        v
+    }
+
+    /// Every scan (each forced, and the estimated pick) with cutoffs that
+    /// stream deep or scan at once finds brute force's pairs, complete and
+    /// bipartite, in 2D and 3D, f32 and f64.
+    fn check<S: Scalar, const D: usize>(to: impl Fn(f64) -> S + Copy) {
+        let sizes = [(0, 1, false), (1, 2, false), (2, 3, false), (30, 4, false), (200, 5, false), (700, 6, false)];
+        for (n, seed, skew) in sizes.into_iter().chain([(300, 7, true), (900, 8, true)]) {
+            let all = boxes::<S, D>(n, seed, skew, to);
+            let expect = {
+                let mut p = Vec::new();
+                brute_force::complete(&all, &mut p);
+                sorted(p)
+            };
+            let (a, b) = all.split_at(all.len() / 3);
+            let expect_ab = {
+                let mut p = Vec::new();
+                brute_force::bipartite(a, b, &mut p);
+                sorted(p)
+            };
+            for cutoff in [Some(2), Some(5), None, Some(100_000)] {
+                for force in (0..=D).map(Some).chain([None]) {
+                    let what = format!("n={n} D={D} cutoff={cutoff:?} force={force:?}");
+                    let mut got = Vec::new();
+                    complete_with(&all, cutoff, None, force, &mut got);
+                    assert_eq!(got.len(), expect.len(), "{what}: duplicates or misses");
+                    assert_eq!(sorted(got), expect, "{what}");
+                    let mut got = Vec::new();
+                    bipartite_with(a, b, cutoff, None, force, &mut got);
+                    assert_eq!(sorted(got), expect_ab, "{what} bipartite");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_scan_matches_brute_force() {
+        check::<f64, 3>(|x| x);
+        check::<f32, 3>(|x| x as f32);
+        check::<f64, 2>(|x| x);
+        check::<f32, 2>(|x| x as f32);
+    }
+
+    /// The codes order starts and ends as the values do, ties included.
+    #[test]
+    fn codes_keep_the_order() {
+        let all = boxes::<f64, 3>(300, 9, false, |x| x);
+        let recs = coded(&all, &[], &[2, 0, 1]);
+        for (k, &axis) in [2, 0, 1].iter().enumerate() {
+            for p in &recs {
+                for i in &recs {
+                    let (bp, bi) = (&all[p.id as usize], &all[i.id as usize]);
+                    assert_eq!(p.lo[k] < i.hi[k], bp.min()[axis] <= bi.max()[axis]);
+                    if p.id != i.id {
+                        assert_ne!(p.lo[k], i.lo[k]);
+                        assert_eq!(
+                            p.lo[k] < i.lo[k],
+                            (bp.min()[axis], p.id) < (bi.min()[axis], i.id),
+                            "ties rank by id"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
