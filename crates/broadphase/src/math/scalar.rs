@@ -57,6 +57,14 @@ mod sealed {
                     }
                 } else if avx512 {
                     x86::avx512_f32::<false, 0>(b, rows, out)
+                } else if b.grid() != 0 {
+                    // A grid comes with every row at home (`fill_sorted`).
+                    debug_assert!(b.all_home());
+                    match b.grid() {
+                        1 => x86::avx2_grid::<1>(b, rows, out),
+                        8 => x86::avx2_grid::<8>(b, rows, out),
+                        _ => x86::avx2_grid::<16>(b, rows, out),
+                    }
                 } else {
                     x86::avx2_f32(b, rows, out)
                 }

@@ -82,7 +82,7 @@ pub(crate) fn sorted_entries<S: Scalar, const D: usize>(
 /// instruction, and each pair the columns find is tested again on the exact
 /// boxes: the rounded columns find every overlapping pair and, beyond them,
 /// only pairs within an `f32` rounding of touching, so the re-test costs a
-/// read of two boxes per pair found. With AVX-512 and long runs the cross
+/// read of two boxes per pair found. With AVX-512 or AVX2 and long runs the cross
 /// axes are tested on an 8- or 16-bit grid instead (`grid::kernel::Quant`),
 /// which finds every overlapping pair and some pairs up to a grid cell
 /// apart: those pairs are tested again in the same way, whatever the
@@ -97,10 +97,10 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let axes = Axes::new(D, axis);
     let Workspace { keys, scratch, soa, parts, .. } = ws;
     sort_keys(boxes, None, axis, parallel, keys, scratch);
-    // The grid serves the AVX-512 kernel only.
+    // The grid serves the SIMD kernels (AVX-512 and AVX2) only.
     let simd = Simd::detect();
     #[cfg(target_arch = "x86_64")]
-    let gridded = simd == Simd::Avx512;
+    let gridded = simd != Simd::Portable;
     #[cfg(not(target_arch = "x86_64"))]
     let gridded = false;
     let quant = if gridded && crate::grid::kernel::long_runs(boxes, keys, axis) {
