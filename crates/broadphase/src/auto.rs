@@ -16,7 +16,8 @@
 //! --calibrate` times the algorithms on every shared scene at several sizes
 //! and prints the least-squares fit of these cost models, and how often the
 //! resulting choice is within 1.5x of the best; the values below come from
-//! such a run (see the comments).
+//! such runs, one set for CPUs with AVX-512 and one for the others (see the
+//! comments).
 
 use crate::grid::oneshot::Layout;
 use crate::stats::Profile;
@@ -35,20 +36,59 @@ const BRUTE_SIDE: usize = 4;
 /// Sample size for counting grid candidates.
 const GRID_SAMPLE: usize = 160;
 
-// Cost model constants (nanoseconds), fitted by `targets --calibrate` on
-// every shared scene at 1e3, 1e4, 1e5 and 3e5 boxes, 2D and 3D (this
-// machine, 2026-11-23, after sort-and-sweep's 8-bit grid): least squares
-// gave 43.1 + 0.102/candidate for sort-and-sweep, 48.7 + 0.364/candidate
-// for the grid, 16.1 per n log^(d-1) n for box-intersect; the values below
-// are those tuned for the choice, with which the pick was the fastest of
-// the three in all 72 cases (the constants of the day before, fitted to
-// the 16-bit sort-and-sweep, picked the grid where sort-and-sweep was up to
-// 1.6x faster at 1e3, and 3x on sticks at 1e4).
-const SAP_PER_BOX: f64 = 15.1;
-const SAP_PER_CANDIDATE: f64 = 0.143;
-const GRID_PER_BOX: f64 = 24.3;
-const GRID_PER_CANDIDATE: f64 = 0.364;
-const BI_PER_BOX_LOG: f64 = 5.64;
+/// Cost model constants (nanoseconds per box and per candidate), per SIMD
+/// level: sort-and-sweep's kernel (and the grid's, less so) is several
+/// times faster per candidate with AVX-512 than with AVX2, so one set of
+/// constants misjudges one of them.
+struct Model {
+    sap_per_box: f64,
+    sap_per_candidate: f64,
+    grid_per_box: f64,
+    grid_per_candidate: f64,
+    bi_per_box_log: f64,
+}
+
+// With AVX-512: fitted by `targets --calibrate` on every shared scene at
+// 1e3, 1e4, 1e5 and 3e5 boxes, 2D and 3D (an AVX-512 Zen 4 VM, 2026-11-23,
+// after sort-and-sweep's 8-bit grid): least squares gave 43.1 +
+// 0.102/candidate for sort-and-sweep, 48.7 + 0.364/candidate for the grid,
+// 16.1 per n log^(d-1) n for box-intersect; the values below are those
+// tuned for the choice, with which the pick was the fastest of the three in
+// all 72 cases. Box-intersect's constant is that run's 5.64 over its
+// speed-up since (integer codes; 1.95x, the geometric mean over the nine
+// scenes at 1e4 and 1e5, 2D and 3D, alternated on an AVX2 machine: it has no
+// SIMD, so the ratio carries over).
+const AVX512: Model = Model {
+    sap_per_box: 15.1,
+    sap_per_candidate: 0.143,
+    grid_per_box: 24.3,
+    grid_per_candidate: 0.364,
+    bi_per_box_log: 2.89,
+};
+
+// Without AVX-512 (AVX2, and the portable kernels for want of a better
+// measurement): fitted the same way on an AVX2-only Zen VM, 2026-11-23,
+// after sort-and-sweep's grid kernel for AVX2 and box-intersect's integer
+// codes: least squares gave 74.0 + 0.198/candidate for sort-and-sweep,
+// 81.4 + 0.762/candidate for the grid, 11.1 for box-intersect; tuned for the
+// choice, the pick was within 1.05x of the fastest in 70 of the 72 cases,
+// 1.24x (uniform 2D, 1e5) and 1.40x (shared-x 2D, 3e5) in the other two.
+const AVX2: Model = Model {
+    sap_per_box: 25.9,
+    sap_per_candidate: 0.198,
+    grid_per_box: 40.7,
+    grid_per_candidate: 0.381,
+    bi_per_box_log: 5.56,
+};
+
+/// The constants for this CPU.
+fn model() -> &'static Model {
+    #[cfg(target_arch = "x86_64")]
+    if crate::grid::kernel::Simd::detect() == crate::grid::kernel::Simd::Avx512 {
+        return &AVX512;
+    }
+    &AVX2
+}
 
 /// What `Auto` sees of an input: its size and sampled estimates of the work
 /// of each algorithm, and what it picks from them.
@@ -90,10 +130,11 @@ fn stats<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[&[Aabb<S, D>]]
     } else {
         Layout::new(profile, None).candidate_fraction(sets, GRID_SAMPLE, bipartite) * pairs
     };
+    let m = model();
     let costs = [
-        (Algorithm::SortAndSweep, SAP_PER_BOX * n + SAP_PER_CANDIDATE * sweep_candidates),
-        (Algorithm::Grid, GRID_PER_BOX * n + GRID_PER_CANDIDATE * grid_candidates),
-        (Algorithm::BoxIntersect, BI_PER_BOX_LOG * n * n.max(2.0).log2().powi(D as i32 - 1).max(1.0)),
+        (Algorithm::SortAndSweep, m.sap_per_box * n + m.sap_per_candidate * sweep_candidates),
+        (Algorithm::Grid, m.grid_per_box * n + m.grid_per_candidate * grid_candidates),
+        (Algorithm::BoxIntersect, m.bi_per_box_log * n * n.max(2.0).log2().powi(D as i32 - 1).max(1.0)),
     ];
     let small = if bipartite { brute_bipartite(sets[0].len(), sets[1].len()) } else { profile.n <= BRUTE_MAX };
     let choice = if small {
