@@ -853,7 +853,7 @@ pub(crate) mod x86 {
     /// [`avx512_f32`] does with a grid, a group of 16 rows as two octets,
     /// the hits of a lane found by comparing it with zero. The same pairs in
     /// the same order.
-    #[target_feature(enable = "avx2,popcnt")]
+    #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn avx2_grid<const GRID: u8>(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
         let (lo, hi, idp) = (b.lo.as_ptr(), b.hi.as_ptr(), b.id.as_ptr());
