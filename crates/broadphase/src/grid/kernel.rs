@@ -320,10 +320,32 @@ impl<'a, S: Scalar> Columns<'a, S> {
         quant: Option<&Quant>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if quant.is_some() && Simd::detect() == Simd::Avx512 {
-            // SAFETY: the CPU has the features.
-            return unsafe { self.gather_avx512(boxes, keys, axes, lower, upper, quant) };
+        if quant.is_some() {
+            match Simd::detect() {
+                // SAFETY: the CPU has the features.
+                Simd::Avx512 => return unsafe { self.gather_avx512(boxes, keys, axes, lower, upper, quant) },
+                // SAFETY: as above.
+                Simd::Avx2 => return unsafe { self.gather_avx2(boxes, keys, axes, lower, upper, quant) },
+                Simd::Portable => {}
+            }
         }
+        self.gather_any(boxes, keys, axes, lower, upper, quant);
+    }
+
+    /// [`Columns::gather`] compiled for AVX2 (the grid's roundings inline as
+    /// one instruction instead of a call to `ceil`: 3% of sort-and-sweep at
+    /// 1e4 on an AVX2 CPU went to the call).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn gather_avx2<T: Scalar, const D: usize>(
+        self,
+        boxes: &[crate::Aabb<T, D>],
+        keys: &[u64],
+        axes: &crate::sweep::Axes,
+        lower: impl Fn(T) -> S,
+        upper: impl Fn(T) -> S,
+        quant: Option<&Quant>,
+    ) {
         self.gather_any(boxes, keys, axes, lower, upper, quant);
     }
 
