@@ -879,7 +879,7 @@ pub(crate) mod x86 {
     pub(crate) unsafe fn avx2_grid<const GRID: u8>(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
         let (lo, hi, idp) = (b.lo.as_ptr(), b.hi.as_ptr(), b.id.as_ptr());
-        // Pairs of steps of a run with grid hits, as in `avx512_f32`.
+        // Pairs of steps of a run with grid hits, see [`grid_run`].
         let mut recs: Vec<u64> = Vec::new();
         let zero = _mm256_setzero_si256();
         let mut i = rows.start;
@@ -926,38 +926,7 @@ pub(crate) mod x86 {
                 }
             };
             let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(16), b.len);
-            let mut d = 1;
-            recs.clear();
-            recs.reserve(safe / 2);
-            let p = recs.as_mut_ptr();
-            let mut n = 0;
-            while d < safe {
-                let g = (grid(i + d) & live) | ((grid(i + d + 1) & live) << 16);
-                // SAFETY: at most `safe / 2` records, all reserved.
-                p.add(n).write(((d as u64) << 32) | g as u64);
-                n += usize::from(g != 0);
-                d += 2;
-            }
-            // SAFETY: the first `n` records were written.
-            recs.set_len(n);
-            for &r in &recs {
-                let j = i + (r >> 32) as usize;
-                let mut m = r as u32;
-                if m.count_ones() <= 4 {
-                    while m != 0 {
-                        let k = m.trailing_zeros() as usize;
-                        let (lane, step) = (k & 15, k >> 4);
-                        out.push(Pair::ordered(*idp.add(i + lane), *idp.add(j + step + lane)));
-                        m &= m - 1;
-                    }
-                } else {
-                    for (k, g) in [(0, r as u32 & 0xFFFF), (1, (r as u32) >> 16)] {
-                        if g != 0 {
-                            emit(out, g, j + k);
-                        }
-                    }
-                }
-            }
+            let mut d = grid_run(&mut recs, i, safe, idp, out, |j| grid(j) & live, emit);
             loop {
                 let j = i + d;
                 let mut within = 0;
@@ -977,6 +946,61 @@ pub(crate) mod x86 {
             }
             i += 16;
         }
+    }
+
+    /// The steps `1..safe` of the group of 16 rows at `i` on the grid, for
+    /// the AVX2 and AVX-512 kernels alike. `lanes(j)` gives the lanes of
+    /// step `j - i` with a grid hit. The steps with a hit (a few percent) are
+    /// noted without a branch and emitted after the run: a branch per step
+    /// on them mispredicted and made the run wait on every hit (AVX-512,
+    /// uniform, 1e4: 0.9-1.0 -> 0.66 ms). Two steps per record, `d << 32 |
+    /// lanes(d + 1) << 16 | lanes(d)`; records with at most four hits
+    /// (nearly all) are emitted pair by pair in the order of the bits (step,
+    /// then lane), the others by `emit(out, lanes, j)`. Returns the first
+    /// step not taken (an odd last one is left to the caller).
+    #[inline(always)]
+    unsafe fn grid_run(
+        recs: &mut Vec<u64>,
+        i: usize,
+        safe: usize,
+        idp: *const u32,
+        out: &mut Vec<Pair>,
+        mut lanes: impl FnMut(usize) -> u32,
+        mut emit: impl FnMut(&mut Vec<Pair>, u32, usize),
+    ) -> usize {
+        let mut d = 1;
+        recs.clear();
+        recs.reserve(safe / 2);
+        let p = recs.as_mut_ptr();
+        let mut n = 0;
+        while d < safe {
+            let g = lanes(i + d) | (lanes(i + d + 1) << 16);
+            // SAFETY: at most `safe / 2` records, all reserved.
+            p.add(n).write(((d as u64) << 32) | g as u64);
+            n += usize::from(g != 0);
+            d += 2;
+        }
+        // SAFETY: the first `n` records were written.
+        recs.set_len(n);
+        for &r in recs.iter() {
+            let j = i + (r >> 32) as usize;
+            let mut m = r as u32;
+            if m.count_ones() <= 4 {
+                while m != 0 {
+                    let k = m.trailing_zeros() as usize;
+                    let (lane, step) = (k & 15, k >> 4);
+                    out.push(Pair::ordered(*idp.add(i + lane), *idp.add(j + step + lane)));
+                    m &= m - 1;
+                }
+            } else {
+                for (k, g) in [(0, m & 0xFFFF), (1, m >> 16)] {
+                    if g != 0 {
+                        emit(out, g, j + k);
+                    }
+                }
+            }
+        }
+        d
     }
 
     /// The pairs `(a[l], b[l])` (ordered) of 8 lanes, as 8 `u64`s.
@@ -1094,7 +1118,7 @@ pub(crate) mod x86 {
         out: &mut Vec<Pair>,
     ) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
-        // Pairs of steps of a run with grid hits (see below).
+        // Pairs of steps of a run with grid hits (see [`grid_run`]).
         let mut recs: Vec<u64> = Vec::new();
         let mut noted = Noted::new();
         let (lo, hi, c0, c1, c2, c3) =
@@ -1157,45 +1181,15 @@ pub(crate) mod x86 {
             if LONG {
                 let safe = super::safe_depth(&b.lo, &b.hi, i..i + (rows.end - i).min(16), b.len);
                 if GRID != 0 {
-                    // The steps with a grid hit (a few percent) are noted
-                    // without a branch and emitted after the run: a branch
-                    // per step on them mispredicted and made the run wait
-                    // on every hit (uniform, 1e4: 0.9-1.0 -> 0.66 ms). Two
-                    // steps per record, `d << 32 | lanes(d + 1) << 16 |
-                    // lanes(d)`; an odd last step is left to the loop below.
-                    recs.clear();
-                    recs.reserve(safe / 2);
-                    let p = recs.as_mut_ptr();
-                    let mut n = 0;
-                    while d < safe {
-                        let g = grid(live, i + d) as u32 | ((grid(live, i + d + 1) as u32) << 16);
-                        // SAFETY: at most `safe / 2` records, all reserved.
-                        p.add(n).write(((d as u64) << 32) | g as u64);
-                        n += usize::from(g != 0);
-                        d += 2;
-                    }
-                    // SAFETY: the first `n` records were written.
-                    recs.set_len(n);
-                    for &r in &recs {
-                        let j = i + (r >> 32) as usize;
-                        let mut m = r as u32;
-                        if m.count_ones() <= 4 {
-                            // Few hits (nearly always): pair by pair, in the
-                            // order of the bits (step, then lane).
-                            while m != 0 {
-                                let k = m.trailing_zeros() as usize;
-                                let (lane, step) = (k & 15, k >> 4);
-                                out.push(Pair::ordered(*idp.add(i + lane), *idp.add(j + step + lane)));
-                                m &= m - 1;
-                            }
-                        } else {
-                            for (k, g) in [(0, r as u16), (1, (r >> 16) as u16)] {
-                                if g != 0 {
-                                    emit(out, g, j + k);
-                                }
-                            }
-                        }
-                    }
+                    d = grid_run(
+                        &mut recs,
+                        i,
+                        safe,
+                        idp,
+                        out,
+                        |j| grid(live, j) as u32,
+                        |out, g, j| emit(out, g as u16, j),
+                    );
                 } else {
                     while d <= safe {
                         let ok = cross(live, i + d);
