@@ -372,11 +372,11 @@ fn coded<S: Scalar, const D: usize>(a: &[Aabb<S, D>], b: &[Aabb<S, D>], perm: &[
         starts.clear();
         starts.extend(lo.iter().enumerate().map(|(j, v)| keyed(v.sort_key(), j as u32)));
         sort_keyed(&mut starts, &mut scratch, false);
-        refine_equal_keys(&mut starts, S::KEY_IS_EXACT, false, |j| lo[j as usize]);
+        refine_equal_keys(&mut starts, S::KEY_IS_EXACT, false, |j| &lo[j as usize]);
         ends.clear();
         ends.extend(hi.iter().enumerate().map(|(j, v)| keyed(v.sort_key(), j as u32)));
         sort_keyed(&mut ends, &mut scratch, false);
-        refine_equal_keys(&mut ends, S::KEY_IS_EXACT, false, |j| hi[j as usize]);
+        refine_equal_keys(&mut ends, S::KEY_IS_EXACT, false, |j| &hi[j as usize]);
         // Stable sorts from id order: equal starts rank by id.
         for (rank, &s) in starts.iter().enumerate() {
             lo_code[payload(s) as usize] = rank as u32;

@@ -89,11 +89,11 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
 /// that after [`sort_keyed`] the items are in exact value order. `exact`
 /// says the keys already are exact (equal keys mean equal values): then
 /// there is nothing to do.
-pub(crate) fn refine_equal_keys<S: Scalar>(
+pub(crate) fn refine_equal_keys<'a, S: Scalar + 'a>(
     items: &mut [u64],
     exact: bool,
     parallel: bool,
-    value: impl Fn(u32) -> S + Sync,
+    value: impl Fn(u32) -> &'a S + Sync,
 ) {
     if exact {
         return;
@@ -122,8 +122,67 @@ pub(crate) fn refine_equal_keys<S: Scalar>(
     refine_runs(items, &value);
 }
 
-fn refine_runs<S: Scalar>(items: &mut [u64], value: &impl Fn(u32) -> S) {
-    sort_runs_by(items, |x, y| value(x).partial_cmp(&value(y)).unwrap_or(core::cmp::Ordering::Equal));
+/// Orders each run of equal keys by value, stably.
+///
+/// PERF: the runs are found first, in one pass over the keys (all that is
+/// done when every key differs), then refined with the first values of the
+/// run eight ahead prefetched (values are read in sorted order, that is, at
+/// random). Most runs need nothing (copies of one value, as in scenes with duplicates, are in order
+/// already), which one pass over the run finds; the others are sorted on
+/// their values gathered once, instead of by a comparison that looks both
+/// up at every step. Duplicates 3D at 1e5 (f64, grid, runs of four equal
+/// keys): refinement fell from 19% of the search's samples to 5-8%.
+fn refine_runs<'a, S: Scalar + 'a>(items: &mut [u64], value: &impl Fn(u32) -> &'a S) {
+    // The runs of two or more equal keys first: one quick pass, and no
+    // more when every key differs (the common case).
+    let n = items.len();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut k = 0;
+    while k + 1 < n {
+        let key = items[k] >> 32;
+        if items[k + 1] >> 32 != key {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        k += 2;
+        while k < n && items[k] >> 32 == key {
+            k += 1;
+        }
+        runs.push((start, k));
+    }
+    const AHEAD: usize = 8;
+    let mut buf: Vec<(S, u64)> = Vec::new();
+    for r in 0..runs.len() {
+        if let Some(&(s, e)) = runs.get(r + AHEAD) {
+            for &x in &items[s..e.min(s + 4)] {
+                crate::sweep::prefetch(value(payload(x)));
+            }
+        }
+        let (s, e) = runs[r];
+        refine_run(&mut items[s..e], value, &mut buf);
+    }
+}
+
+/// Sorts one run stably by value (see [`refine_runs`]).
+fn refine_run<'a, S: Scalar + 'a>(run: &mut [u64], value: &impl Fn(u32) -> &'a S, buf: &mut Vec<(S, u64)>) {
+    let mut prev = *value(payload(run[0]));
+    let mut sorted = true;
+    for &x in &run[1..] {
+        let v = *value(payload(x));
+        sorted &= prev <= v;
+        prev = v;
+    }
+    if sorted {
+        return;
+    }
+    buf.clear();
+    buf.extend(run.iter().map(|&x| (*value(payload(x)), x)));
+    // Stable: equal values keep their order in the run.
+    buf.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(core::cmp::Ordering::Equal));
+    for (x, &(_, y)) in run.iter_mut().zip(buf.iter()) {
+        *x = y;
+    }
 }
 
 /// Sorts each run of equal keys (high 32 bits) stably by `cmp` of the
@@ -299,12 +358,43 @@ mod tests {
     }
 
     #[test]
+    fn refinement_sorts_runs_stably_by_value() {
+        // Keys that collide in runs of every length (1 to 200), values
+        // drawn from a few, so that runs hold equal values (in order or
+        // not), distinct ones, and runs already in order.
+        let mut seed = 7;
+        for n in [0, 1, 2, 17, 100, 3000] {
+            for spread in [1u64, 3, 50] {
+                let vals: Vec<f64> = (0..n).map(|_| (lcg(&mut seed) % spread) as f64 * 0.25).collect();
+                let mut items = Vec::new();
+                let mut i = 0u32;
+                while (i as usize) < n {
+                    let run = 1 + (lcg(&mut seed) % 200) as u32;
+                    let key = (lcg(&mut seed) % 1000) as u32;
+                    for j in i..(i + run).min(n as u32) {
+                        items.push(keyed(key, j));
+                    }
+                    i += run;
+                }
+                sort_keyed(&mut items, &mut Vec::new(), false);
+                let mut expect = items.clone();
+                // Stable by (key, value): ties keep the sorted order.
+                expect.sort_by(|&x, &y| {
+                    (x >> 32).cmp(&(y >> 32)).then(vals[payload(x) as usize].total_cmp(&vals[payload(y) as usize]))
+                });
+                refine_equal_keys(&mut items, false, false, |i| &vals[i as usize]);
+                assert_eq!(items, expect, "n {n} spread {spread}");
+            }
+        }
+    }
+
+    #[test]
     fn refinement_gives_exact_order() {
         // Distinct f64 values that share an f32 key.
         let vals = [1.0 + 3e-16, 1.0, 1.0 + 1e-16, 1.0 + 2e-16, -0.0, 0.0, 1e-300, 5e-324];
         let mut items: Vec<u64> = vals.iter().enumerate().map(|(i, v)| keyed(v.sort_key(), i as u32)).collect();
         sort_keyed(&mut items, &mut Vec::new(), false);
-        refine_equal_keys(&mut items, false, false, |i| vals[i as usize]);
+        refine_equal_keys(&mut items, false, false, |i| &vals[i as usize]);
         let sorted: Vec<f64> = items.iter().map(|&x| vals[payload(x) as usize]).collect();
         for w in sorted.windows(2) {
             assert!(w[0] <= w[1], "{sorted:?}");

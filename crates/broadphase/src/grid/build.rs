@@ -45,7 +45,7 @@ pub(super) fn build<S: Scalar, const D: usize>(
     side.oversized.clear();
     side.oversized.extend(keys[normal..].iter().map(|&x| payload(x)));
     keys.truncate(normal);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[layout.axes.sweep]);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| &boxes[i as usize].min()[layout.axes.sweep]);
     distribute(boxes, layout, keys, side, pieces, any_wide, split);
 }
 

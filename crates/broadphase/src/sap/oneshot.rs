@@ -34,7 +34,7 @@ fn sort_keys<S: Scalar, const D: usize>(
         keys.extend((0..n).map(|k| key(ids(k))));
     }
     sort_keyed(keys, scratch, parallel);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| boxes[i as usize].min()[axis]);
+    refine_equal_keys(keys, S::KEY_IS_EXACT, parallel, |i| &boxes[i as usize].min()[axis]);
 }
 
 /// Fills `entries` with the boxes (all, or those listed in `subset`) sorted
