@@ -777,7 +777,16 @@ pub(crate) mod x86 {
                     within[h] = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(lo.add(j)), vhi[h]);
                     going |= (_mm256_movemask_pd(within[h]) as u32) << (4 * h);
                 }
-                if going & live == 0 {
+                let g = going & live;
+                if g == 0 {
+                    break;
+                }
+                if g & (g - 1) == 0 {
+                    // One row left (the others' successors start past their
+                    // ends from now on: starts are sorted): its successors
+                    // four at a time, the same pairs in the same order.
+                    let r = i + g.trailing_zeros() as usize;
+                    tail_f64(b, r, r + d, out);
                     break;
                 }
                 out.reserve(8);
@@ -802,6 +811,82 @@ pub(crate) mod x86 {
                 d += 1;
             }
             i += 8;
+        }
+    }
+
+    /// Row `r` of a group whose other rows are done, against its successors
+    /// from `j` on while they start within its end, four at a time: the pairs
+    /// `(r, j), (r, j + 1), ...` that the group's steps would give one by one
+    /// (heavy-tailed sizes: a large box's run outlasts its group's by far).
+    #[target_feature(enable = "avx2")]
+    unsafe fn tail_f64(b: &Soa<f64>, r: usize, mut j: usize, out: &mut Vec<Pair>) {
+        let (lo, c0, c1, c2, c3) = (b.lo.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
+        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
+        let vhi = _mm256_set1_pd(*b.hi.as_ptr().add(r));
+        // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
+        let q = [-*c2.add(r), -*c3.add(r), -*c0.add(r), -*c1.add(r)].map(|v| _mm256_set1_pd(v));
+        let home = _mm_set1_epi32(*homep.add(r) as i32);
+        let id = _mm_set1_epi32(*idp.add(r) as i32);
+        let both = _mm_set1_epi32(HOME_BOTH as i32);
+        loop {
+            // Starts are sorted: the rows within form a prefix (the padding
+            // starts at +inf, so the loads stay in the columns).
+            let within = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(lo.add(j)), vhi);
+            let w = _mm256_movemask_pd(within) as u32;
+            if w == 0 {
+                return;
+            }
+            let mut ok = _mm256_and_pd(within, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c0.add(j)), q[0]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c1.add(j)), q[1]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c2.add(j)), q[2]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c3.add(j)), q[3]));
+            let hj = _mm_loadu_si128(homep.add(j) as *const __m128i);
+            let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, home), both);
+            let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32;
+            if mask != 0 {
+                out.reserve(4);
+                emit4(out, mask, id, _mm_loadu_si128(idp.add(j) as *const __m128i));
+            }
+            if w != 15 {
+                return;
+            }
+            j += 4;
+        }
+    }
+
+    /// [`tail_f64`] for `f32` columns, eight successors at a time.
+    #[target_feature(enable = "avx2")]
+    unsafe fn tail_f32(b: &Soa<f32>, r: usize, mut j: usize, out: &mut Vec<Pair>) {
+        let (lo, c0, c1, c2, c3) = (b.lo.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
+        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
+        let vhi = _mm256_set1_ps(*b.hi.as_ptr().add(r));
+        let q = [-*c2.add(r), -*c3.add(r), -*c0.add(r), -*c1.add(r)].map(|v| _mm256_set1_ps(v));
+        let home = _mm256_set1_epi32(*homep.add(r) as i32);
+        let id = _mm_set1_epi32(*idp.add(r) as i32);
+        let both = _mm256_set1_epi32(HOME_BOTH as i32);
+        loop {
+            let within = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(lo.add(j)), vhi);
+            let w = _mm256_movemask_ps(within) as u32;
+            if w == 0 {
+                return;
+            }
+            let mut ok = _mm256_and_ps(within, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c0.add(j)), q[0]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c1.add(j)), q[1]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c2.add(j)), q[2]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c3.add(j)), q[3]));
+            let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
+            let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, home), both);
+            let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32;
+            if mask != 0 {
+                out.reserve(8);
+                let bb = idp.add(j) as *const __m128i;
+                emit4(out, mask & 15, id, _mm_loadu_si128(bb));
+                emit4(out, mask >> 4, id, _mm_loadu_si128(bb.add(1)));
+            }
+            if w != 255 {
+                return;
+            }
+            j += 8;
         }
     }
 
@@ -839,7 +924,14 @@ pub(crate) mod x86 {
                     within[h] = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(lo.add(j)), vhi[h]);
                     going |= (_mm256_movemask_ps(within[h]) as u32) << (8 * h);
                 }
-                if going & live == 0 {
+                let g = going & live;
+                if g == 0 {
+                    break;
+                }
+                if g & (g - 1) == 0 {
+                    // One row left: see `avx2_f64`.
+                    let r = i + g.trailing_zeros() as usize;
+                    tail_f32(b, r, r + d, out);
                     break;
                 }
                 out.reserve(16);
