@@ -781,12 +781,20 @@ pub(crate) mod x86 {
                 if g == 0 {
                     break;
                 }
-                if g & (g - 1) == 0 {
-                    // One row left (the others' successors start past their
-                    // ends from now on: starts are sorted): its successors
-                    // four at a time, the same pairs in the same order.
+                // At most two bits (`count_ones` is no instruction without
+                // `popcnt`): clearing the lowest twice leaves none.
+                let rest = g & (g - 1);
+                if rest & rest.wrapping_sub(1) == 0 {
+                    // One or two rows left (the others' successors start
+                    // past their ends from now on: starts are sorted): their
+                    // successors four at a time, the same pairs in the same
+                    // order.
                     let r = i + g.trailing_zeros() as usize;
-                    tail_f64(b, r, r + d, out);
+                    if rest == 0 {
+                        tail_f64(b, r, r + d, out);
+                    } else {
+                        tail2_f64(b, r, i + (31 - g.leading_zeros()) as usize, d, out);
+                    }
                     break;
                 }
                 out.reserve(8);
@@ -814,38 +822,59 @@ pub(crate) mod x86 {
         }
     }
 
+    /// One row's end, query, home flags and id, broadcast, for testing it
+    /// against four successors at a time.
+    struct Row4 {
+        hi: __m256d,
+        q: [__m256d; 4],
+        home: __m128i,
+        id: __m128i,
+    }
+
+    impl Row4 {
+        #[target_feature(enable = "avx2")]
+        unsafe fn new(b: &Soa<f64>, r: usize) -> Self {
+            let c = |k: usize| *b.c[k].as_ptr().add(r);
+            Self {
+                hi: _mm256_set1_pd(*b.hi.as_ptr().add(r)),
+                // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
+                q: [-c(2), -c(3), -c(0), -c(1)].map(|v| _mm256_set1_pd(v)),
+                home: _mm_set1_epi32(*b.home.as_ptr().add(r) as i32),
+                id: _mm_set1_epi32(*b.id.as_ptr().add(r) as i32),
+            }
+        }
+
+        /// Against rows `j..j + 4`: which start within its end (a prefix:
+        /// starts are sorted; the padding starts at +inf, so the loads stay
+        /// in the columns), which of those it pairs with, and their ids.
+        #[target_feature(enable = "avx2")]
+        unsafe fn test(&self, b: &Soa<f64>, j: usize) -> (u32, u32, __m128i) {
+            let col = |k: usize| _mm256_loadu_pd(b.c[k].as_ptr().add(j));
+            let within = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(b.lo.as_ptr().add(j)), self.hi);
+            let mut ok = _mm256_and_pd(within, _mm256_cmp_pd::<_CMP_LE_OQ>(col(0), self.q[0]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(col(1), self.q[1]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(col(2), self.q[2]));
+            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(col(3), self.q[3]));
+            let hj = _mm_loadu_si128(b.home.as_ptr().add(j) as *const __m128i);
+            let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, self.home), _mm_set1_epi32(HOME_BOTH as i32));
+            let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32;
+            let ids = _mm_loadu_si128(b.id.as_ptr().add(j) as *const __m128i);
+            (_mm256_movemask_pd(within) as u32, mask, ids)
+        }
+    }
+
     /// Row `r` of a group whose other rows are done, against its successors
     /// from `j` on while they start within its end, four at a time: the pairs
     /// `(r, j), (r, j + 1), ...` that the group's steps would give one by one
     /// (heavy-tailed sizes: a large box's run outlasts its group's by far).
     #[target_feature(enable = "avx2")]
     unsafe fn tail_f64(b: &Soa<f64>, r: usize, mut j: usize, out: &mut Vec<Pair>) {
-        let (lo, c0, c1, c2, c3) = (b.lo.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
-        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let vhi = _mm256_set1_pd(*b.hi.as_ptr().add(r));
-        // Query: [max_y, max_z, -min_y, -min_z] = -[c2, c3, c0, c1].
-        let q = [-*c2.add(r), -*c3.add(r), -*c0.add(r), -*c1.add(r)].map(|v| _mm256_set1_pd(v));
-        let home = _mm_set1_epi32(*homep.add(r) as i32);
-        let id = _mm_set1_epi32(*idp.add(r) as i32);
-        let both = _mm_set1_epi32(HOME_BOTH as i32);
+        let row = Row4::new(b, r);
         loop {
-            // Starts are sorted: the rows within form a prefix (the padding
-            // starts at +inf, so the loads stay in the columns).
-            let within = _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(lo.add(j)), vhi);
-            let w = _mm256_movemask_pd(within) as u32;
-            if w == 0 {
-                return;
-            }
-            let mut ok = _mm256_and_pd(within, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c0.add(j)), q[0]));
-            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c1.add(j)), q[1]));
-            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c2.add(j)), q[2]));
-            ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(_mm256_loadu_pd(c3.add(j)), q[3]));
-            let hj = _mm_loadu_si128(homep.add(j) as *const __m128i);
-            let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, home), both);
-            let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32;
+            let (w, mask, ids) = row.test(b, j);
             if mask != 0 {
                 out.reserve(4);
-                emit4(out, mask, id, _mm_loadu_si128(idp.add(j) as *const __m128i));
+                emit4(out, mask, row.id, ids);
             }
             if w != 15 {
                 return;
@@ -854,39 +883,116 @@ pub(crate) mod x86 {
         }
     }
 
+    /// Rows `r1 < r2` of a group whose other rows are done, from step `d` on:
+    /// both against four successors at a time, the pairs emitted step by step
+    /// (`r1`'s, then `r2`'s), as the group's steps would give them; when one
+    /// row's successors end, the other goes on alone.
+    #[target_feature(enable = "avx2")]
+    unsafe fn tail2_f64(b: &Soa<f64>, r1: usize, r2: usize, mut d: usize, out: &mut Vec<Pair>) {
+        let (x, y) = (Row4::new(b, r1), Row4::new(b, r2));
+        // Lanes of (r1, r2, r1, r2): the left ids, and the spread of a
+        // 2-bit piece of a mask to bits 0 and 2.
+        let left = _mm_unpacklo_epi32(x.id, y.id);
+        let spread = |m: u32| (m & 1) | ((m & 2) << 1);
+        loop {
+            let (w1, m1, i1) = x.test(b, r1 + d);
+            let (w2, m2, i2) = y.test(b, r2 + d);
+            if (m1 | m2) != 0 {
+                out.reserve(8);
+                emit4(out, spread(m1) | (spread(m2) << 1), left, _mm_unpacklo_epi32(i1, i2));
+                emit4(out, spread(m1 >> 2) | (spread(m2 >> 2) << 1), left, _mm_unpackhi_epi32(i1, i2));
+            }
+            match (w1 == 15, w2 == 15) {
+                (true, true) => d += 4,
+                (true, false) => return tail_f64(b, r1, r1 + d + 4, out),
+                (false, true) => return tail_f64(b, r2, r2 + d + 4, out),
+                (false, false) => return,
+            }
+        }
+    }
+
+    /// [`Row4`] for `f32` columns: eight successors at a time.
+    struct Row8 {
+        hi: __m256,
+        q: [__m256; 4],
+        home: __m256i,
+        id: __m128i,
+    }
+
+    impl Row8 {
+        #[target_feature(enable = "avx2")]
+        unsafe fn new(b: &Soa<f32>, r: usize) -> Self {
+            let c = |k: usize| *b.c[k].as_ptr().add(r);
+            Self {
+                hi: _mm256_set1_ps(*b.hi.as_ptr().add(r)),
+                q: [-c(2), -c(3), -c(0), -c(1)].map(|v| _mm256_set1_ps(v)),
+                home: _mm256_set1_epi32(*b.home.as_ptr().add(r) as i32),
+                id: _mm_set1_epi32(*b.id.as_ptr().add(r) as i32),
+            }
+        }
+
+        /// As [`Row4::test`], against rows `j..j + 8`; the ids as two quads.
+        #[target_feature(enable = "avx2")]
+        unsafe fn test(&self, b: &Soa<f32>, j: usize) -> (u32, u32, [__m128i; 2]) {
+            let col = |k: usize| _mm256_loadu_ps(b.c[k].as_ptr().add(j));
+            let within = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(b.lo.as_ptr().add(j)), self.hi);
+            let mut ok = _mm256_and_ps(within, _mm256_cmp_ps::<_CMP_LE_OQ>(col(0), self.q[0]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(col(1), self.q[1]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(col(2), self.q[2]));
+            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(col(3), self.q[3]));
+            let hj = _mm256_loadu_si256(b.home.as_ptr().add(j) as *const __m256i);
+            let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, self.home), _mm256_set1_epi32(HOME_BOTH as i32));
+            let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32;
+            let ids = b.id.as_ptr().add(j) as *const __m128i;
+            (_mm256_movemask_ps(within) as u32, mask, [_mm_loadu_si128(ids), _mm_loadu_si128(ids.add(1))])
+        }
+    }
+
     /// [`tail_f64`] for `f32` columns, eight successors at a time.
     #[target_feature(enable = "avx2")]
     unsafe fn tail_f32(b: &Soa<f32>, r: usize, mut j: usize, out: &mut Vec<Pair>) {
-        let (lo, c0, c1, c2, c3) = (b.lo.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
-        let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let vhi = _mm256_set1_ps(*b.hi.as_ptr().add(r));
-        let q = [-*c2.add(r), -*c3.add(r), -*c0.add(r), -*c1.add(r)].map(|v| _mm256_set1_ps(v));
-        let home = _mm256_set1_epi32(*homep.add(r) as i32);
-        let id = _mm_set1_epi32(*idp.add(r) as i32);
-        let both = _mm256_set1_epi32(HOME_BOTH as i32);
+        let row = Row8::new(b, r);
         loop {
-            let within = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(lo.add(j)), vhi);
-            let w = _mm256_movemask_ps(within) as u32;
-            if w == 0 {
-                return;
-            }
-            let mut ok = _mm256_and_ps(within, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c0.add(j)), q[0]));
-            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c1.add(j)), q[1]));
-            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c2.add(j)), q[2]));
-            ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(c3.add(j)), q[3]));
-            let hj = _mm256_loadu_si256(homep.add(j) as *const __m256i);
-            let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, home), both);
-            let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32;
+            let (w, mask, ids) = row.test(b, j);
             if mask != 0 {
                 out.reserve(8);
-                let bb = idp.add(j) as *const __m128i;
-                emit4(out, mask & 15, id, _mm_loadu_si128(bb));
-                emit4(out, mask >> 4, id, _mm_loadu_si128(bb.add(1)));
+                emit4(out, mask & 15, row.id, ids[0]);
+                emit4(out, mask >> 4, row.id, ids[1]);
             }
             if w != 255 {
                 return;
             }
             j += 8;
+        }
+    }
+
+    /// [`tail2_f64`] for `f32` columns, eight successors at a time.
+    #[target_feature(enable = "avx2")]
+    unsafe fn tail2_f32(b: &Soa<f32>, r1: usize, r2: usize, mut d: usize, out: &mut Vec<Pair>) {
+        let (x, y) = (Row8::new(b, r1), Row8::new(b, r2));
+        let left = _mm_unpacklo_epi32(x.id, y.id);
+        // Steps 2k and 2k + 1 of both masks as lanes (r1, r2, r1, r2).
+        let pick = |m1: u32, m2: u32, k: u32| {
+            let (a, c) = (m1 >> (2 * k), m2 >> (2 * k));
+            (a & 1) | ((c & 1) << 1) | ((a & 2) << 1) | ((c & 2) << 2)
+        };
+        loop {
+            let (w1, m1, i1) = x.test(b, r1 + d);
+            let (w2, m2, i2) = y.test(b, r2 + d);
+            if (m1 | m2) != 0 {
+                out.reserve(16);
+                for h in 0..2 {
+                    let k = 2 * h as u32;
+                    emit4(out, pick(m1, m2, k), left, _mm_unpacklo_epi32(i1[h], i2[h]));
+                    emit4(out, pick(m1, m2, k + 1), left, _mm_unpackhi_epi32(i1[h], i2[h]));
+                }
+            }
+            match (w1 == 255, w2 == 255) {
+                (true, true) => d += 8,
+                (true, false) => return tail_f32(b, r1, r1 + d + 8, out),
+                (false, true) => return tail_f32(b, r2, r2 + d + 8, out),
+                (false, false) => return,
+            }
         }
     }
 
@@ -928,10 +1034,17 @@ pub(crate) mod x86 {
                 if g == 0 {
                     break;
                 }
-                if g & (g - 1) == 0 {
-                    // One row left: see `avx2_f64`.
+                // At most two bits (`count_ones` is no instruction without
+                // `popcnt`): clearing the lowest twice leaves none.
+                let rest = g & (g - 1);
+                if rest & rest.wrapping_sub(1) == 0 {
+                    // One or two rows left: see `avx2_f64`.
                     let r = i + g.trailing_zeros() as usize;
-                    tail_f32(b, r, r + d, out);
+                    if rest == 0 {
+                        tail_f32(b, r, r + d, out);
+                    } else {
+                        tail2_f32(b, r, i + (31 - g.leading_zeros()) as usize, d, out);
+                    }
                     break;
                 }
                 out.reserve(16);
