@@ -269,6 +269,7 @@ fn main() {
                 ])
             };
             assert_eq!(res[0].1, res[1].1, "parry and broadphase disagree on the f32 boxes");
+            assert!(items.windows(2).all(|w| w[0] >> 32 <= w[1] >> 32), "the radix sort left keys out of order");
             println!(
                 "| {n} | {} | {} | {} | {} | {} | {:.1}x | {:.1}x |",
                 ms(res[0].0),
