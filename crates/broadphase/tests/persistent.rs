@@ -544,6 +544,14 @@ proptest! {
         run::<f64, 1>(&ops, 1e29, 0.0, PairPolicy::default());
         run::<f64, 2>(&ops, 1e-300, 1e-299, PairPolicy::default());
     }
+
+    #[test]
+    fn model_3d_beyond_the_f32_range(ops in prop::collection::vec(op(), 0..60)) {
+        // Coordinates no f32 holds: boxes of 1e300 and unit boxes at -1e39
+        // (an index that rounded its boxes to f32 would have to clamp them).
+        run::<f64, 3>(&ops, 1e300, 0.0, PairPolicy::default());
+        run::<f64, 2>(&ops, 1.0, -1e39, PairPolicy::default());
+    }
 }
 
 // ---------------------------------------------------------------------------
