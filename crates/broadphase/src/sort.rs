@@ -17,9 +17,9 @@ const PASSES_8: [(u32, u32); 4] = [(32, 8), (40, 8), (48, 8), (56, 8)];
 /// places at once costs more than a fourth pass once the buffers are
 /// megabytes long (a pass then misses the TLB on most writes): measured
 /// on random keys on the 2-vCPU AVX2 machine (standalone, medians of 9),
-/// 8 bits against 11 at 2e5 items 2.1 against 1.9 ms, at 5e5 6.1-7.6
-/// against 7.0-9.6 ms, at 1e6 15.4-15.8 against 19.8-23.2 ms, at 4e6
-/// 49-60 against 74-79 ms; in the grid at 1e6, alternated, the sort
+/// 8 bits against 11 at 2e5 items 2.1-2.9 against 1.9-2.3 ms, at 5e5
+/// 6.1-7.6 against 7.0-9.6 ms, at 1e6 14.0-18.2 against 19.8-26.0 ms, at
+/// 4e6 49-60 against 74-79 ms; in the grid at 1e6, alternated, the sort
 /// took 18.9-21.1 ms against 22.2-23.9 ms.
 const BYTE_PASSES_MIN: usize = 1 << 19;
 
