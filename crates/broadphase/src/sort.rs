@@ -31,6 +31,7 @@ fn passes_for(n: usize) -> &'static [(u32, u32)] {
         &PASSES_11
     }
 }
+
 const BUCKETS: usize = 1 << 11;
 /// Below this, a comparison sort wins.
 const SMALL: usize = 256;
