@@ -361,7 +361,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         let at = |j: usize| if sorted { payload(order[j]) as usize } else { j };
         for j in 0..changes.len() {
             if j + 48 < changes.len() {
-                let a = changes[at(j + 48)].slot as usize;
+                // Sorted, the slot is in the key: no load of a change at
+                // random just to find what to prefetch.
+                let a = if sorted { (order[j + 48] >> 32) as usize } else { changes[j + 48].slot as usize };
                 crate::sweep::prefetch(&st.aabb[a]);
                 crate::sweep::prefetch(&st.pending[a]);
                 crate::sweep::prefetch(&st.state[a]);
