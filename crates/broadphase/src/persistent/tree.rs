@@ -316,7 +316,7 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
         &self,
         meets: &impl Fn(&Aabb<S, D>) -> bool,
         stack: &mut Vec<u32>,
-        f: &mut dyn FnMut(u32) -> bool,
+        f: &mut dyn FnMut(u32, &Aabb<S, D>) -> bool,
     ) -> bool {
         if self.root == NIL {
             return true;
@@ -329,7 +329,7 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
                 continue;
             }
             if node.is_leaf() {
-                if !f(node.child[1]) {
+                if !f(node.child[1], &node.aabb) {
                     return false;
                 }
             } else {
@@ -401,6 +401,9 @@ pub struct TreeIndex<S: Scalar, const D: usize> {
     /// The slots whose fat box changed in the last update.
     changed: Marks,
     refat: Vec<u32>,
+    /// The fat boxes the re-inserted proxies (the head of `refat`) had
+    /// before this update.
+    was: Vec<Aabb<S, D>>,
     /// The steady-motion rule's headings.
     headings: Headings<D>,
     items: Vec<(u32, Aabb<S, D>)>,
@@ -434,6 +437,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
             leaf: Vec::new(),
             changed: Marks::default(),
             refat: Vec::new(),
+            was: Vec::new(),
             headings: Headings::default(),
             items: Vec::new(),
             stack: Vec::new(),
@@ -490,11 +494,25 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         self.leaf[s as usize] = NIL;
     }
 
-    fn candidates(&self, store: &Store<S, D>, s: u32, stack: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+    /// Appends `(s, t)` for every other indexed `t` whose fat box overlaps
+    /// that of `s`, leaving out, for a re-inserted `s` (`was`: its fat box
+    /// before this update), the `t` not re-inserted in this update whose
+    /// fat box overlaps `was`: that pair is tracked already, if allowed
+    /// (every allowed pair of overlapping held boxes is, before an update).
+    fn candidates(
+        &self,
+        store: &Store<S, D>,
+        s: u32,
+        was: Option<&Aabb<S, D>>,
+        stack: &mut Vec<u32>,
+        out: &mut Vec<(u32, u32)>,
+    ) {
         let fat = *self.fat_of(store, s);
         let meets = |b: &Aabb<S, D>| b.overlaps(&fat);
-        let mut push = |t: u32| {
-            if t != s {
+        let changed = &self.changed;
+        let mut push = |t: u32, b: &Aabb<S, D>| {
+            let old = was.is_some_and(|w| w.overlaps(b) && !changed.has(t));
+            if t != s && !old {
                 out.push((s, t));
             }
             true
@@ -521,11 +539,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         }
         let mut refat = core::mem::take(&mut self.refat);
         refat.clear();
+        let mut was = core::mem::take(&mut self.was);
+        was.clear();
         for (&(s, _), &v) in frame.moved.iter().zip(&frame.velocity) {
-            if !self.fat_of(store, s).contains(&store.aabb[s as usize]) {
+            let fat = *self.fat_of(store, s);
+            if !fat.contains(&store.aabb[s as usize]) {
                 self.take(store, s);
                 self.add(store, s, Some(v));
                 refat.push(s);
+                was.push(fat);
             }
         }
         // PERF: a tree receiving a batch at least half its size is built
@@ -560,11 +582,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         }
         refat.extend_from_slice(&frame.refiltered);
         let mut stack = core::mem::take(&mut self.stack);
-        for &s in &refat {
-            self.candidates(store, s, &mut stack, out);
+        // The re-inserted proxies query after all of them are in place, so
+        // that a pair of two of them is seen with both new boxes (and not
+        // left out: both count as re-inserted).
+        for (k, &s) in refat.iter().enumerate() {
+            self.candidates(store, s, was.get(k), &mut stack, out);
         }
         self.stack = stack;
         self.refat = refat;
+        self.was = was;
     }
 
     fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
@@ -609,7 +635,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
         let meets = |b: &Aabb<S, D>| region.overlaps(b);
         let mut stack = Vec::with_capacity(64);
-        let mut g = |s: u32| !store.indexed(s) || f(s);
+        let mut g = |s: u32, _: &Aabb<S, D>| !store.indexed(s) || f(s);
         if self.trees[1].query(&meets, &mut stack, &mut g) {
             self.trees[0].query(&meets, &mut stack, &mut g);
         }
@@ -642,6 +668,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     fn release_scratch(&mut self) {
         self.items = Vec::new();
         self.refat = Vec::new();
+        self.was = Vec::new();
         self.stack = Vec::new();
     }
 
@@ -652,5 +679,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
             + self.changed.memory()
             + self.headings.memory()
             + self.items.capacity() * size_of::<(u32, Aabb<S, D>)>()
+            + self.was.capacity() * size_of::<Aabb<S, D>>()
     }
 }
