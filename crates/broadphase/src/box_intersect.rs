@@ -77,10 +77,13 @@ struct Rec<const D: usize> {
     id: u32,
 }
 
-/// Whether `p`'s start lies in `i`'s interval on axis `d`.
+/// Whether `p`'s start lies in `i`'s interval on axis `d`: one unsigned
+/// comparison, `lo < x < hi` as `x - lo - 1 < hi - lo - 1` (a box's own
+/// start counts among the starts up to its end, so `hi > lo`).
 #[inline(always)]
 fn point_in<const D: usize>(p: &Rec<D>, i: &Rec<D>, d: usize) -> bool {
-    (i.lo[d] < p.lo[d]) & (p.lo[d] < i.hi[d])
+    let base = i.lo[d].wrapping_add(1);
+    p.lo[d].wrapping_sub(base) < i.hi[d].wrapping_sub(base)
 }
 
 /// Whether `a` and `b` overlap on axis `k`.
