@@ -28,6 +28,12 @@
 //! rotations keep the height logarithmic. A rebuild (after a frame in which
 //! most proxies changed) builds both trees top-down instead, splitting at the
 //! median centre of the widest axis: O(n log n) and a good tree.
+//!
+//! Box2D v3 instead enlarges a moved leaf in place and rebuilds the marked
+//! part of its moving tree once per step; built and measured here
+//! (`crates/bench/results-2026-11-24.md`), it was slower on every workload
+//! tried, since most proxies of the moving tree stay still and the rebuilt
+//! part joins subtrees of every size: the trees re-insert.
 
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
