@@ -209,9 +209,9 @@ pub(crate) fn within<const D: usize>(mut gaps: [f64; D], mut r: f64) -> bool {
 /// A proxy re-fattened with the heading it had at its previous
 /// re-fattening moves steadily: its fat box gets [`STEADY_MARGIN`] times the
 /// margin and [`STEADY_PREDICT`] times the reach along the motion, so that
-/// it tracks fewer pairs sideways and re-fattens less often. Any other
-/// motion (a first move, a turn, jitter) keeps the defaults, whose margin
-/// absorbs motion in any direction. Measured with `broadphase bench
+/// it tracks fewer pairs sideways and re-fattens less often. A first move
+/// keeps the defaults, whose margin absorbs motion in any direction; a turn
+/// gets the erratic rule of [`ERRATIC_STEPS`]. Measured with `broadphase bench
 /// --workload frames --n 1e5 --f32` (10% moving): steady 0.05 per frame,
 /// median 1.8-2.0 ms and mean 4.4-4.5 ms without the rule, 1.1-1.4 ms and
 /// 2.2-2.6 ms with it; jitter and rain no slower (jitter 2.7-3.4 against
@@ -221,6 +221,23 @@ const STEADY_DOT: i32 = 127 * 127 * 95 / 100;
 const STEADY_MARGIN: f64 = 0.5;
 /// The prediction factor of steady motion (see [`STEADY_DOT`]).
 const STEADY_PREDICT: f64 = 3.0;
+
+/// A proxy re-fattened after a turn (its heading now and at its previous
+/// re-fattening differ: jitter, erratic motion) gets, instead of the margin
+/// and a reach along a heading it will not keep, a margin of this many of
+/// its steps (the largest component of its displacement per update) on
+/// every side, when that is more than the margin; at most [`ERRATIC_CAP`]
+/// margins. A random walk of steps `s` leaves a margin `m` after about
+/// `(m / s)²` steps, so slow jitter keeps the defaults and fast jitter
+/// stops re-fattening every few updates. Measured with `broadphase bench
+/// --workload frames --motion jitter10% --n 1e5 --speed S` (medians of
+/// three runs alternated with the build before), hash grid and dynamic
+/// tree: S = 0.05, 4.94 -> 3.17 ms and 6.83 -> 5.00 ms; S = 0.2, 21.2 ->
+/// 8.1 ms and 33.4 -> 9.1 ms; S = 0.01 unchanged (the defaults apply).
+/// 4 and 8 steps did no better than 6 at S = 0.05 and 0.2.
+const ERRATIC_STEPS: f64 = 6.0;
+/// The largest erratic margin, in margins (see [`ERRATIC_STEPS`]).
+const ERRATIC_CAP: f64 = 20.0;
 
 /// The direction of `v`, its components scaled to at most 127 in size
 /// (`[0; D]` for no motion or a non-finite one).
@@ -248,9 +265,22 @@ impl<const D: usize> Headings<D> {
         }
         let h = heading(&v);
         let dot: i32 = (0..D).map(|k| i32::from(h[k]) * i32::from(self.0[i][k])).sum();
+        let turned = self.0[i] != [0; D];
         self.0[i] = h;
-        let (m, p) =
-            if dot >= STEADY_DOT { (margin * STEADY_MARGIN, predict * STEADY_PREDICT) } else { (margin, predict) };
+        let (m, p) = if dot >= STEADY_DOT {
+            (margin * STEADY_MARGIN, predict * STEADY_PREDICT)
+        } else if turned {
+            // Erratic motion: a margin of a few steps all round, no reach.
+            let step = v.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
+            let wide = (ERRATIC_STEPS * step).min(ERRATIC_CAP * margin);
+            if wide.is_finite() && wide > margin {
+                (wide, 0.0)
+            } else {
+                (margin, predict)
+            }
+        } else {
+            (margin, predict)
+        };
         fatten(b, Some(v), m, p)
     }
 
@@ -295,4 +325,57 @@ pub(crate) fn fatten<S: Scalar, const D: usize>(
 /// The displacement of a box's centre from `old` to `new`.
 pub(crate) fn displacement<S: Scalar, const D: usize>(old: &Aabb<S, D>, new: &Aabb<S, D>) -> [f64; D] {
     core::array::from_fn(|k| new.center(k) - old.center(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Aabb;
+
+    fn unit() -> Aabb<f64, 2> {
+        Aabb::new([0.0, 0.0], [1.0, 1.0]).unwrap()
+    }
+
+    /// The growth of `fat` over `b` on each side: `[lo, hi]` per axis.
+    fn growth(b: &Aabb<f64, 2>, fat: &Aabb<f64, 2>) -> [[f64; 2]; 2] {
+        core::array::from_fn(|k| [b.min()[k] - fat.min()[k], fat.max()[k] - b.max()[k]])
+    }
+
+    fn close(a: [[f64; 2]; 2], b: [[f64; 2]; 2]) -> bool {
+        a.iter().flatten().zip(b.iter().flatten()).all(|(x, y)| (x - y).abs() < 1e-12)
+    }
+
+    #[test]
+    fn first_move_steady_motion_and_turns_get_their_fat_boxes() {
+        let (b, margin, predict) = (unit(), 0.1, 8.0);
+        let mut h = Headings::<2>::default();
+        // First move: the margin, and the reach along the motion.
+        let f = h.fatten(0, &b, [0.05, 0.0], margin, predict);
+        assert!(close(growth(&b, &f), [[0.1, 0.1 + 0.4], [0.1, 0.1]]));
+        // The same heading again: half the margin, three times the reach.
+        let f = h.fatten(0, &b, [0.05, 0.0], margin, predict);
+        assert!(close(growth(&b, &f), [[0.05, 0.05 + 1.2], [0.05, 0.05]]));
+        // A turn at 0.05 per update: six steps on every side, no reach.
+        let f = h.fatten(0, &b, [0.0, -0.05], margin, predict);
+        assert!(close(growth(&b, &f), [[0.3, 0.3], [0.3, 0.3]]));
+        // A turn at 0.01: six steps are less than the margin; the defaults.
+        let f = h.fatten(0, &b, [0.01, 0.0], margin, predict);
+        assert!(close(growth(&b, &f), [[0.1, 0.1 + 0.08], [0.1, 0.1]]));
+        // A turn by a huge step (a teleport): capped at twenty margins.
+        let f = h.fatten(0, &b, [-1e6, 0.0], margin, predict);
+        assert!(close(growth(&b, &f), [[2.0, 2.0], [2.0, 2.0]]));
+        // Another proxy keeps its own heading: its first move is a first move.
+        let f = h.fatten(5, &b, [0.0, -0.05], margin, predict);
+        assert!(close(growth(&b, &f), [[0.1, 0.1], [0.1 + 0.4, 0.1]]));
+    }
+
+    #[test]
+    fn a_turn_without_a_margin_keeps_the_defaults() {
+        // A margin of zero (asked for by the caller) stays zero on a turn.
+        let b = unit();
+        let mut h = Headings::<2>::default();
+        h.fatten(0, &b, [0.05, 0.0], 0.0, 8.0);
+        let f = h.fatten(0, &b, [0.0, 0.05], 0.0, 8.0);
+        assert!(close(growth(&b, &f), [[0.0, 0.0], [0.0, 0.4]]));
+    }
 }
