@@ -12,7 +12,8 @@
 //! [`BroadPhase::pairs`](super::BroadPhase::pairs) is a plain slice; the
 //! removed record itself becomes a hole that the next added pair reuses, so
 //! record numbers never change while a pair is tracked (a frame's updates can
-//! be collected by record first and applied later, prefetched).
+//! be collected by record first and applied later, prefetched). The
+//! per-proxy arrays share one pool ([`Lists`]): no allocation per proxy.
 
 use std::hash::Hasher;
 
@@ -162,7 +163,7 @@ pub(crate) struct PairCache {
     free: u32,
     live: usize,
     /// Per slot: `[partner, record | EXACT?]`.
-    adj: Vec<Vec<[u32; 2]>>,
+    adj: Lists,
     exact: Vec<ProxyPair>,
     /// Record of each exact pair.
     exact_of: Vec<u32>,
@@ -178,7 +179,7 @@ impl Default for PairCache {
             recs: Vec::new(),
             free: NIL,
             live: 0,
-            adj: Vec::new(),
+            adj: Lists::default(),
             exact: Vec::new(),
             exact_of: Vec::new(),
             flags: Vec::new(),
@@ -205,9 +206,7 @@ impl PairCache {
 
     /// Makes room for `slots` slots.
     pub fn grow(&mut self, slots: usize) {
-        if self.adj.len() < slots {
-            self.adj.resize_with(slots, Vec::new);
-        }
+        self.adj.grow(slots);
     }
 
     /// The record of the pair of slots `x`, `y`, if tracked.
@@ -266,7 +265,7 @@ impl PairCache {
         self.exact_of.shrink_to_fit();
         self.flags = Vec::new();
         self.gone = Vec::new();
-        self.adj.iter_mut().for_each(Vec::shrink_to_fit);
+        self.adj.shrink();
     }
 
     /// Forgets every pair (keeping the memory).
@@ -280,7 +279,7 @@ impl PairCache {
         // Partner lists hold entries only for tracked pairs: with none
         // tracked (frames in flat mode) there is nothing to walk.
         if tracked {
-            self.adj.iter_mut().for_each(Vec::clear);
+            self.adj.clear();
         }
     }
 
@@ -300,8 +299,8 @@ impl PairCache {
             self.recs.len() as u32 - 1
         };
         self.live += 1;
-        self.adj[sa].push([sb as u32, pos]);
-        self.adj[sb].push([sa as u32, pos]);
+        self.adj.push(sa, [sb as u32, pos]);
+        self.adj.push(sb, [sa as u32, pos]);
         if exact {
             self.set_exact(pos, true);
         }
@@ -310,9 +309,8 @@ impl PairCache {
     /// Removes entry `i` of slot `s`'s array, patching the entry moved into
     /// its place.
     fn drop_entry(&mut self, s: u32, i: u32) {
-        let list = &mut self.adj[s as usize];
-        list.swap_remove(i as usize);
-        if let Some(&[_, r]) = list.get(i as usize) {
+        self.adj.swap_remove(s as usize, i as usize);
+        if let Some(&[_, r]) = self.adj[s as usize].get(i as usize) {
             let rec = &mut self.recs[(r & !EXACT) as usize];
             let side = usize::from(rec.pair.a.index() != s);
             rec.at[side] = i;
@@ -380,7 +378,7 @@ impl PairCache {
             if i + 16 < n {
                 let list = &self.adj[slot(i + 16) as usize];
                 let p = list.as_ptr().cast::<u8>();
-                for off in (0..core::mem::size_of_val(list.as_slice()).min(256)).step_by(64) {
+                for off in (0..core::mem::size_of_val(list).min(256)).step_by(64) {
                     crate::sweep::prefetch(p.wrapping_add(off));
                 }
             }
@@ -410,8 +408,8 @@ impl PairCache {
             }
             if let Some(&(p, _)) = flags.get(i + 32) {
                 let r = &self.recs[p as usize];
-                crate::sweep::prefetch(&self.adj[r.pair.a.index() as usize]);
-                crate::sweep::prefetch(&self.adj[r.pair.b.index() as usize]);
+                self.adj.prefetch_head(r.pair.a.index() as usize);
+                self.adj.prefetch_head(r.pair.b.index() as usize);
                 if r.exact != NIL {
                     crate::sweep::prefetch(&self.exact_of[r.exact as usize]);
                     crate::sweep::prefetch(&self.exact[r.exact as usize]);
@@ -434,8 +432,8 @@ impl PairCache {
             if let Some(&p) = gone.get(i + 4) {
                 let r = &self.recs[p as usize];
                 if r.at[0] != NIL {
-                    crate::sweep::prefetch(&self.adj[r.pair.a.index() as usize]);
-                    crate::sweep::prefetch(&self.adj[r.pair.b.index() as usize]);
+                    self.adj.prefetch_head(r.pair.a.index() as usize);
+                    self.adj.prefetch_head(r.pair.b.index() as usize);
                 }
             }
             if let Some(&p) = gone.get(i + 2) {
@@ -462,9 +460,7 @@ impl PairCache {
     /// Prefetches slot `s`'s array header.
     #[inline]
     pub fn prefetch_head(&self, s: u32) {
-        if let Some(h) = self.adj.get(s as usize) {
-            crate::sweep::prefetch(h);
-        }
+        self.adj.prefetch_head(s as usize);
     }
 
     /// Prefetches the end of slot `s`'s entries, where a new pair goes
@@ -500,8 +496,7 @@ impl PairCache {
             + self.exact.capacity() * size_of::<ProxyPair>()
             + (self.exact_of.capacity() + self.gone.capacity()) * 4
             + self.flags.capacity() * 8
-            + self.adj.capacity() * size_of::<Vec<[u32; 2]>>()
-            + self.adj.iter().map(|v| v.capacity() * 8).sum::<usize>()
+            + self.adj.memory()
     }
 
     /// Checks records, entries and the exact array against each other.
@@ -539,7 +534,8 @@ impl PairCache {
                 return Err(format!("pair {pos} {p:?}: broken exact entry {}", r.exact));
             }
         }
-        let entries: usize = self.adj.iter().map(Vec::len).sum();
+        self.adj.validate()?;
+        let entries: usize = self.adj.iter().map(<[_]>::len).sum();
         if entries != 2 * self.live {
             return Err(format!("pair cache: {entries} entries for {} pairs", self.live));
         }
@@ -556,5 +552,206 @@ impl PairCache {
             }
         }
         Ok(())
+    }
+}
+
+/// Where one slot's array sits in a [`Lists`] pool: `len` entries from
+/// `start`, room for `cap`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Head {
+    start: u32,
+    len: u32,
+    cap: u32,
+}
+
+/// Per slot, a short array of entries, all of them in one pool.
+///
+/// PERF: a `Vec` per slot costs an allocation when a slot gets its first
+/// pair and a reallocation at every doubling, and its header (24 bytes) is
+/// one more place to miss: tracking the pairs of 1e5 proxies streamed into
+/// a world of 1e6 static ones allocated an array for most of the statics.
+/// Here an array that outgrows its room moves to the end of the pool (or
+/// grows in place when it is the last one), leaving a hole; when the holes
+/// are more than half the pool, every array is copied down, in slot order.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    pool: Vec<[u32; 2]>,
+    heads: Vec<Head>,
+    /// Entries of the pool in holes.
+    holes: usize,
+}
+
+impl Lists {
+    /// Makes room for `slots` slots.
+    pub fn grow(&mut self, slots: usize) {
+        if self.heads.len() < slots {
+            self.heads.resize(slots, Head::default());
+        }
+    }
+
+    /// Slot `s`'s array, if `s` has room.
+    #[inline]
+    pub fn get(&self, s: usize) -> Option<&[[u32; 2]]> {
+        self.heads.get(s).map(|h| &self.pool[h.start as usize..(h.start + h.len) as usize])
+    }
+
+    /// Every slot's array, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &[[u32; 2]]> + '_ {
+        self.heads.iter().map(|h| &self.pool[h.start as usize..(h.start + h.len) as usize])
+    }
+
+    /// Appends `e` to slot `s`'s array.
+    #[inline]
+    pub fn push(&mut self, s: usize, e: [u32; 2]) {
+        let h = self.heads[s];
+        if h.len == h.cap {
+            self.relocate(s);
+        }
+        let h = &mut self.heads[s];
+        self.pool[(h.start + h.len) as usize] = e;
+        h.len += 1;
+    }
+
+    /// Gives slot `s`'s full array twice the room (four entries at first).
+    #[cold]
+    fn relocate(&mut self, s: usize) {
+        let h = self.heads[s];
+        let cap = if h.cap == 0 { 4 } else { h.cap * 2 };
+        if h.cap > 0 && (h.start + h.cap) as usize == self.pool.len() {
+            // The last array in the pool grows where it is.
+            self.pool.resize((h.start + cap) as usize, [0; 2]);
+            self.heads[s].cap = cap;
+            return;
+        }
+        if self.holes > 4096 && 2 * self.holes > self.pool.len() {
+            self.compact(false);
+        }
+        let h = self.heads[s];
+        let start = self.pool.len();
+        assert!(start + cap as usize <= u32::MAX as usize, "more than 2^32 pair entries");
+        self.pool.extend_from_within(h.start as usize..(h.start + h.len) as usize);
+        self.pool.resize(start + cap as usize, [0; 2]);
+        self.holes += h.cap as usize;
+        self.heads[s] = Head { start: start as u32, len: h.len, cap };
+    }
+
+    /// Copies every array down into a new pool, in slot order, with its
+    /// room (`tight`: no more room than entries).
+    fn compact(&mut self, tight: bool) {
+        let room: usize = self.heads.iter().map(|h| if tight { h.len } else { h.cap } as usize).sum();
+        let mut pool = Vec::with_capacity(room);
+        for h in &mut self.heads {
+            let start = pool.len();
+            pool.extend_from_slice(&self.pool[h.start as usize..(h.start + h.len) as usize]);
+            if tight {
+                h.cap = h.len;
+            }
+            pool.resize(start + h.cap as usize, [0; 2]);
+            h.start = start as u32;
+        }
+        self.pool = pool;
+        self.holes = 0;
+    }
+
+    /// Removes entry `i` of slot `s`'s array, the last one taking its place.
+    #[inline]
+    pub fn swap_remove(&mut self, s: usize, i: usize) {
+        let h = &mut self.heads[s];
+        assert!(i < h.len as usize, "entry {i} of an array of {}", h.len);
+        h.len -= 1;
+        let (hole, last) = (h.start as usize + i, (h.start + h.len) as usize);
+        self.pool[hole] = self.pool[last];
+    }
+
+    /// Empties every array (keeping the pool's memory).
+    pub fn clear(&mut self) {
+        self.pool.clear();
+        self.heads.fill(Head::default());
+        self.holes = 0;
+    }
+
+    /// Trims the pool to the entries.
+    pub fn shrink(&mut self) {
+        self.compact(true);
+        self.pool.shrink_to_fit();
+        self.heads.shrink_to_fit();
+    }
+
+    /// Starts loading slot `s`'s head.
+    #[inline]
+    pub fn prefetch_head(&self, s: usize) {
+        if let Some(h) = self.heads.get(s) {
+            crate::sweep::prefetch(h);
+        }
+    }
+
+    pub fn memory(&self) -> usize {
+        self.pool.capacity() * 8 + self.heads.capacity() * core::mem::size_of::<Head>()
+    }
+
+    /// Checks that the arrays lie in the pool, apart, with the holes counted.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heads.iter().any(|h| h.len > h.cap || h.start as usize + h.cap as usize > self.pool.len()) {
+            return Err("pair cache: an array overflows its room or the pool".into());
+        }
+        let mut spans: Vec<(u32, u32)> = self.heads.iter().filter(|h| h.cap > 0).map(|h| (h.start, h.cap)).collect();
+        spans.sort_unstable();
+        if spans.windows(2).any(|w| w[0].0 + w[0].1 > w[1].0) {
+            return Err("pair cache: two arrays overlap in the pool".into());
+        }
+        let room: usize = spans.iter().map(|s| s.1 as usize).sum();
+        if room + self.holes != self.pool.len() {
+            return Err(format!("pair cache: room {room} and holes {} in a pool of {}", self.holes, self.pool.len()));
+        }
+        Ok(())
+    }
+}
+
+impl core::ops::Index<usize> for Lists {
+    type Output = [[u32; 2]];
+
+    #[inline]
+    fn index(&self, s: usize) -> &[[u32; 2]] {
+        let h = self.heads[s];
+        &self.pool[h.start as usize..(h.start + h.len) as usize]
+    }
+}
+
+impl core::ops::IndexMut<usize> for Lists {
+    #[inline]
+    fn index_mut(&mut self, s: usize) -> &mut [[u32; 2]] {
+        let h = self.heads[s];
+        &mut self.pool[h.start as usize..(h.start + h.len) as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lists;
+
+    #[test]
+    fn lists_grow_move_and_compact() {
+        let mut l = Lists::default();
+        l.grow(3);
+        // Interleaved pushes make every growth but the last array's move an
+        // array, leaving holes, enough of them to compact.
+        for k in 0..30_000u32 {
+            l.push((k % 3) as usize, [k, k]);
+        }
+        l.validate().unwrap();
+        for s in 0..3 {
+            let want: Vec<[u32; 2]> = (0..30_000u32).filter(|k| (k % 3) as usize == s).map(|k| [k, k]).collect();
+            assert_eq!(&l[s], &want[..]);
+        }
+        // 29 998 is the last entry of slot 1: it takes the first one's place.
+        l.swap_remove(1, 0);
+        assert_eq!(l[1][0], [29_998, 29_998]);
+        l.shrink();
+        l.validate().unwrap();
+        assert_eq!(l.iter().map(<[_]>::len).sum::<usize>(), 29_999);
+        assert_eq!(l.memory(), 29_999 * 8 + 3 * 12);
+        l.clear();
+        l.validate().unwrap();
+        assert!(l.iter().all(<[_]>::is_empty));
     }
 }
