@@ -564,6 +564,14 @@ struct Head {
     cap: u32,
 }
 
+impl Head {
+    /// Where the array's entries sit in the pool.
+    #[inline(always)]
+    fn entries(&self) -> core::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
 /// Per slot, a short array of entries, all of them in one pool.
 ///
 /// PERF: a `Vec` per slot costs an allocation when a slot gets its first
@@ -592,12 +600,12 @@ impl Lists {
     /// Slot `s`'s array, if `s` has room.
     #[inline]
     pub fn get(&self, s: usize) -> Option<&[[u32; 2]]> {
-        self.heads.get(s).map(|h| &self.pool[h.start as usize..(h.start + h.len) as usize])
+        self.heads.get(s).map(|h| &self.pool[h.entries()])
     }
 
     /// Every slot's array, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = &[[u32; 2]]> + '_ {
-        self.heads.iter().map(|h| &self.pool[h.start as usize..(h.start + h.len) as usize])
+        self.heads.iter().map(|h| &self.pool[h.entries()])
     }
 
     /// Appends `e` to slot `s`'s array.
@@ -629,7 +637,7 @@ impl Lists {
         let h = self.heads[s];
         let start = self.pool.len();
         assert!(start + cap as usize <= u32::MAX as usize, "more than 2^32 pair entries");
-        self.pool.extend_from_within(h.start as usize..(h.start + h.len) as usize);
+        self.pool.extend_from_within(h.entries());
         self.pool.resize(start + cap as usize, [0; 2]);
         self.holes += h.cap as usize;
         self.heads[s] = Head { start: start as u32, len: h.len, cap };
@@ -642,7 +650,7 @@ impl Lists {
         let mut pool = Vec::with_capacity(room);
         for h in &mut self.heads {
             let start = pool.len();
-            pool.extend_from_slice(&self.pool[h.start as usize..(h.start + h.len) as usize]);
+            pool.extend_from_slice(&self.pool[h.entries()]);
             if tight {
                 h.cap = h.len;
             }
@@ -713,7 +721,7 @@ impl core::ops::Index<usize> for Lists {
     #[inline]
     fn index(&self, s: usize) -> &[[u32; 2]] {
         let h = self.heads[s];
-        &self.pool[h.start as usize..(h.start + h.len) as usize]
+        &self.pool[h.entries()]
     }
 }
 
@@ -721,7 +729,7 @@ impl core::ops::IndexMut<usize> for Lists {
     #[inline]
     fn index_mut(&mut self, s: usize) -> &mut [[u32; 2]] {
         let h = self.heads[s];
-        &mut self.pool[h.start as usize..(h.start + h.len) as usize]
+        &mut self.pool[h.entries()]
     }
 }
 
