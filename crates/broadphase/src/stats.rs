@@ -30,7 +30,8 @@ pub(crate) struct Profile<const D: usize> {
     /// expected share of all pairs a single-axis sweep on that axis tests.
     /// (For a bipartite search: pairs with one box from each set.)
     pub overlap: [f64; D],
-    /// Sorted sampled extents per axis.
+    /// Sampled extents per axis, in sample order (see
+    /// [`Profile::extent_quantile`]).
     pub extents: [Vec<f64>; D],
     /// Smallest sampled `min` per axis.
     pub lo: [f64; D],
@@ -55,11 +56,10 @@ impl<const D: usize> Profile<D> {
     }
 
     fn with<S: Scalar>(n: usize, sample: &[&Aabb<S, D>], overlap: [f64; D]) -> Self {
-        let extents = core::array::from_fn(|axis| {
-            let mut e: Vec<f64> = sample.iter().map(|b| b.extent(axis)).collect();
-            e.sort_unstable_by(f64::total_cmp);
-            e
-        });
+        // Not sorted: a quantile is selected when asked for (the grid asks
+        // for one per cross axis; three sorts were a tenth of `Auto`'s
+        // statistics).
+        let extents = core::array::from_fn(|axis| sample.iter().map(|b| b.extent(axis)).collect());
         let lo =
             core::array::from_fn(|axis| sample.iter().map(|b| b.min()[axis].to_f64()).fold(f64::INFINITY, f64::min));
         let hi = core::array::from_fn(|axis| {
@@ -75,14 +75,16 @@ impl<const D: usize> Profile<D> {
         fewest_overlaps(&self.overlap)
     }
 
-    /// The sampled extent at quantile `q` on `axis`.
+    /// The sampled extent at quantile `q` on `axis` (the `k`-th smallest of
+    /// the sample, `k` the nearest to `q` times the largest index).
     pub fn extent_quantile(&self, axis: usize, q: f64) -> f64 {
         let e = &self.extents[axis];
         if e.is_empty() {
             return 0.0;
         }
-        let k = ((e.len() - 1) as f64 * q).round() as usize;
-        e[k.min(e.len() - 1)]
+        let k = (((e.len() - 1) as f64 * q).round() as usize).min(e.len() - 1);
+        let mut e = e.clone();
+        *e.select_nth_unstable_by(k, f64::total_cmp).1
     }
 }
 
@@ -108,22 +110,35 @@ fn overlap_fraction<S: Scalar, const D: usize>(xs: &[&Aabb<S, D>], ys: &[&Aabb<S
     if pairs == 0.0 {
         return 0.0;
     }
-    let sorted_lo = |v: &[&Aabb<S, D>]| {
-        let mut lo: Vec<S> = v.iter().map(|b| b.min()[axis]).collect();
-        lo.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(core::cmp::Ordering::Equal));
-        lo
+    // PERF: the bounds as integers of the same order (`-0.0` taken as
+    // `0.0`, which it equals), sorted as integers, and the disjoint pairs
+    // counted by one merge of the sorted ends with the sorted starts,
+    // instead of a float comparison sort and a binary search per box (at a
+    // sample of 512, 40 µs of `Auto`'s 110 µs).
+    let key = |v: S| if v == S::ZERO { S::ZERO.ordered() } else { v.ordered() };
+    let sorted = |v: &[&Aabb<S, D>], end: bool| {
+        let mut k: Vec<i64> = v.iter().map(|b| key(if end { b.max()[axis] } else { b.min()[axis] })).collect();
+        k.sort_unstable();
+        k
     };
     // Pairs `(x, y)` with `x.hi < y.lo`: disjoint with x below y.
-    let below = |xs: &[&Aabb<S, D>], ylo: &[S]| -> usize {
-        xs.iter()
-            .map(|b| {
-                let hi = b.max()[axis];
-                ylo.len() - ylo.partition_point(|&l| l <= hi)
+    let below = |his: &[i64], los: &[i64]| -> usize {
+        let mut j = 0;
+        his.iter()
+            .map(|&hi| {
+                while j < los.len() && los[j] <= hi {
+                    j += 1;
+                }
+                los.len() - j
             })
             .sum()
     };
     // A disjoint pair has exactly one member below the other.
-    let disjoint = if same { below(xs, &sorted_lo(xs)) } else { below(xs, &sorted_lo(ys)) + below(ys, &sorted_lo(xs)) };
+    let disjoint = if same {
+        below(&sorted(xs, true), &sorted(xs, false))
+    } else {
+        below(&sorted(xs, true), &sorted(ys, false)) + below(&sorted(ys, true), &sorted(xs, false))
+    };
     (pairs - disjoint as f64).max(0.0) / pairs
 }
 
@@ -154,6 +169,35 @@ mod tests {
         assert!(p.overlap[0] > 0.99);
         assert!(p.overlap[1] < 0.01);
         assert_eq!(p.extent_quantile(0, 0.5), 10.0);
+    }
+
+    /// The merge of sorted bounds counts what a test of every pair counts:
+    /// touching intervals overlap, `-0.0` meets `0.0`, points count.
+    #[test]
+    fn overlap_fraction_counts_every_pair() {
+        let mut seed = 5u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let v: [f64; 7] = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0];
+        let boxes: Vec<Aabb<f64, 1>> = (0..400)
+            .map(|_| {
+                let (x, y) = (v[next(7) as usize], v[next(7) as usize]);
+                Aabb::new([x.min(y)], [x.max(y)]).unwrap()
+            })
+            .collect();
+        let refs: Vec<&Aabb<f64, 1>> = boxes.iter().collect();
+        let meets = |x: &Aabb<f64, 1>, y: &Aabb<f64, 1>| x.min()[0] <= y.max()[0] && y.min()[0] <= x.max()[0];
+        let (a, b) = refs.split_at(150);
+        let mut same = 0;
+        for i in 0..a.len() {
+            same += a[i + 1..].iter().filter(|y| meets(a[i], y)).count();
+        }
+        let cross: usize = a.iter().map(|x| b.iter().filter(|y| meets(x, y)).count()).sum();
+        let pairs = (a.len() * (a.len() - 1) / 2) as f64;
+        assert_eq!(overlap_fraction(a, a, 0, true), same as f64 / pairs);
+        assert_eq!(overlap_fraction(a, b, 0, false), cross as f64 / (a.len() * b.len()) as f64);
     }
 
     #[test]

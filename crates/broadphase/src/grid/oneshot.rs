@@ -183,24 +183,29 @@ impl Layout {
         m: usize,
         bipartite: bool,
     ) -> f64 {
-        type Sampled<S> = (S, S, [(u32, u32); 2]);
+        // A sampled box: its interval on the sweep axis, its cells on the
+        // cross axes, whether it is oversized.
+        type Sampled<S> = (S, S, [(u32, u32); 2], bool);
         let sample = |set: &[Aabb<S, D>]| -> Vec<Sampled<S>> {
-            crate::stats::sample_indices(set.len(), m)
+            let mut v: Vec<Sampled<S>> = crate::stats::sample_indices(set.len(), m)
                 .map(|i| {
                     let b = &set[i];
-                    (b.min()[self.axes.sweep], b.max()[self.axes.sweep], self.span(b))
+                    let span = self.span(b);
+                    let big = span.iter().any(|&(c0, c1)| c1 - c0 > MAX_SPAN);
+                    (b.min()[self.axes.sweep], b.max()[self.axes.sweep], span, big)
                 })
-                .collect()
+                .collect();
+            // By start: a pair overlaps on the sweep axis when the later
+            // start lies in the earlier interval.
+            v.sort_unstable_by(|x, y| x.0.partial_cmp(&y.0).unwrap_or(core::cmp::Ordering::Equal));
+            v
         };
+        // Whether the grid tests a pair that overlaps on the sweep axis.
         let tested = |x: &Sampled<S>, y: &Sampled<S>| {
-            if x.0 > y.1 || y.0 > x.1 {
-                return false;
-            }
-            let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > MAX_SPAN);
             let reaches = |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| {
                 o.iter().zip(h).all(|(&(c0, c1), &(h0, h1))| h1 >= c0 && h0 <= c1)
             };
-            match (big(&x.2), big(&y.2)) {
+            match (x.3, y.3) {
                 // Normal boxes meet in every cell both reach.
                 (false, false) => x.2.iter().zip(&y.2).all(|(a, b)| a.0 <= b.1 && b.0 <= a.1),
                 (true, false) => reaches(&x.2, &y.2),
@@ -208,13 +213,21 @@ impl Layout {
                 (true, true) => true,
             }
         };
+        // The pairs of `x` with the boxes of `ys` (sorted by start, none
+        // starting before `x`) that start within its interval: each pair
+        // overlapping on the sweep axis once, from its earlier-starting
+        // member.
+        let within =
+            |x: &Sampled<S>, ys: &[Sampled<S>]| ys.iter().take_while(|y| y.0 <= x.1).filter(|y| tested(x, y)).count();
         let (count, pairs) = if bipartite {
             let (sa, sb) = (sample(sets[0]), sample(sets[1]));
-            let c = sa.iter().map(|x| sb.iter().filter(|y| tested(x, y)).count()).sum::<usize>();
+            // Ties of starts go to the pairs counted from `sa`.
+            let c = sa.iter().map(|x| within(x, &sb[sb.partition_point(|y| y.0 < x.0)..])).sum::<usize>()
+                + sb.iter().map(|y| within(y, &sa[sa.partition_point(|x| x.0 <= y.0)..])).sum::<usize>();
             (c, sa.len() * sb.len())
         } else {
             let s = sample(sets[0]);
-            let c = (0..s.len()).map(|i| s[i + 1..].iter().filter(|y| tested(&s[i], y)).count()).sum::<usize>();
+            let c = (0..s.len()).map(|i| within(&s[i], &s[i + 1..])).sum::<usize>();
             (c, s.len() * s.len().saturating_sub(1) / 2)
         };
         if pairs == 0 {
@@ -551,6 +564,54 @@ mod tests {
             assert!(layout.cell(k, w[0]) <= layout.cell(k, w[1]));
         }
         assert!(layout.cell(k, 1e308) < layout.cells[k]);
+    }
+
+    /// The fraction of sampled pairs the grid tests, counted by a sweep over
+    /// the samples sorted by start, equals the count over every sampled
+    /// pair (complete and bipartite; ties of starts, touching intervals,
+    /// oversized boxes).
+    #[test]
+    fn candidate_fraction_counts_every_tested_pair() {
+        let mut seed = 3u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let boxes: Vec<Aabb<f64, 3>> = (0..700)
+            .map(|_| {
+                let lo: [f64; 3] = core::array::from_fn(|_| next(40) as f64 / 2.0);
+                let w: [f64; 3] = core::array::from_fn(|_| [0.0, 0.5, 1.0, 1.5, 9.0][next(5) as usize]);
+                Aabb::new(lo, core::array::from_fn(|k| lo[k] + w[k])).unwrap()
+            })
+            .collect();
+        let (a, b) = boxes.split_at(300);
+        let layout = Layout::new(&Profile::new(&boxes[..]), Some(1.0));
+        let sweep = layout.axes.sweep;
+        // Every pair of the sets, as the grid tests them.
+        let tested = |x: &Aabb<f64, 3>, y: &Aabb<f64, 3>| {
+            let (sx, sy) = (layout.span(x), layout.span(y));
+            let big = |s: &[(u32, u32); 2]| s.iter().any(|&(c0, c1)| c1 - c0 > MAX_SPAN);
+            let reaches = |o: &[(u32, u32); 2], h: &[(u32, u32); 2]| {
+                o.iter().zip(h).all(|(&(c0, c1), &(h0, h1))| h1 >= c0 && h0 <= c1)
+            };
+            x.min()[sweep] <= y.max()[sweep]
+                && y.min()[sweep] <= x.max()[sweep]
+                && match (big(&sx), big(&sy)) {
+                    (false, false) => sx.iter().zip(&sy).all(|(p, q)| p.0 <= q.1 && q.0 <= p.1),
+                    (true, false) => reaches(&sx, &sy),
+                    (false, true) => reaches(&sy, &sx),
+                    (true, true) => true,
+                }
+        };
+        let mut complete = 0;
+        for i in 0..a.len() {
+            complete += a[i + 1..].iter().filter(|y| tested(&a[i], y)).count();
+        }
+        let cross: usize = a.iter().map(|x| b.iter().filter(|y| tested(x, y)).count()).sum();
+        assert!(complete > 100 && cross > 100, "{complete} {cross}");
+        let want = complete as f64 / (a.len() * (a.len() - 1) / 2) as f64;
+        assert_eq!(layout.candidate_fraction(&[a], 10_000, false), want);
+        assert_eq!(layout.candidate_fraction(&[a, b], 10_000, true), cross as f64 / (a.len() * b.len()) as f64);
     }
 
     /// Boxes of every width from 0 to 11 cells on each cross axis (listed,
