@@ -413,7 +413,7 @@ fn axis_order<const D: usize>(overlap: &[f64; D]) -> [usize; D] {
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     cutoff: Option<usize>,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     out: &mut Vec<Pair>,
 ) {
     complete_with(boxes, cutoff, profile, None, out);
@@ -422,14 +422,14 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
 fn complete_with<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     cutoff: Option<usize>,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     force: Option<usize>,
     out: &mut Vec<Pair>,
 ) {
     if boxes.len() < 2 {
         return;
     }
-    let overlap = profile.unwrap_or_else(|| Profile::new(boxes)).overlap;
+    let overlap = profile.map_or_else(|| Profile::new(boxes).overlap, |p| p.overlap);
     let perm = axis_order(&overlap);
     let cutoff = cutoff_for(cutoff, overlap[perm[0]]);
     let mut is = coded(boxes, &[], &perm);
@@ -444,7 +444,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     a: &[Aabb<S, D>],
     b: &[Aabb<S, D>],
     cutoff: Option<usize>,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     out: &mut Vec<CrossPair>,
 ) {
     bipartite_with(a, b, cutoff, profile, None, out);
@@ -454,14 +454,14 @@ fn bipartite_with<S: Scalar, const D: usize>(
     a: &[Aabb<S, D>],
     b: &[Aabb<S, D>],
     cutoff: Option<usize>,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     force: Option<usize>,
     out: &mut Vec<CrossPair>,
 ) {
     if a.is_empty() || b.is_empty() {
         return;
     }
-    let overlap = profile.unwrap_or_else(|| Profile::bipartite(a, b)).overlap;
+    let overlap = profile.map_or_else(|| Profile::bipartite(a, b).overlap, |p| p.overlap);
     let perm = axis_order(&overlap);
     let cutoff = cutoff_for(cutoff, overlap[perm[0]]);
     let split = a.len() as u32;

@@ -600,6 +600,57 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
     }
 }
 
+/// Frames where every proxy moves, one after the other, reuse `Auto`'s
+/// choice for a few frames: the scene is made over between them (squashed
+/// into a slab, blown up a million times, turned into sticks along three
+/// axes, a few proxies arriving and leaving) so that the choice kept is
+/// wrong for it, and every frame is still exact.
+#[test]
+fn consecutive_bulk_frames_stay_exact_when_the_scene_changes() {
+    scenario::<3>(9, |c, rng| {
+        let side = 14.0;
+        let ps: Vec<_> = (0..1500)
+            .map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5)))
+            .collect();
+        c.insert_batch(&ps);
+        c.update();
+        for frame in 0..26 {
+            let ids = c.ids();
+            let mut moves = Vec::new();
+            for (i, &id) in ids.iter().enumerate() {
+                let b = c.model.live[&id].aabb;
+                let m = match frame {
+                    // Squashed into a slab thin along x: every box meets
+                    // every other on x.
+                    6 => Aabb::new([0.0, b.min()[1], b.min()[2]], [0.5, b.max()[1], b.max()[2]]).unwrap(),
+                    // Blown up: coordinates and sizes a million times larger.
+                    12 => Aabb::new(b.min().map(|v| v * 1e6), b.max().map(|v| v * 1e6)).unwrap(),
+                    // Sticks: each box long along one of the axes.
+                    18 => {
+                        let k = i % 3;
+                        let lo = b.min().map(|v| v / 1e6);
+                        Aabb::new(lo, core::array::from_fn(|j| lo[j] + if j == k { side } else { 0.5 })).unwrap()
+                    }
+                    _ => {
+                        let step = (b.max()[0] - b.min()[0]).max(1.0) * 0.05;
+                        shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * step))
+                    }
+                };
+                moves.push((id, m));
+            }
+            c.set_aabb_batch(&moves);
+            if frame % 5 == 2 {
+                // A few arrivals and departures: fewer than an eighth.
+                let ps: Vec<_> = (0..60).map(|_| Proxy::new(cube([rng.unit() * side; 3], 0.5))).collect();
+                c.insert_batch(&ps);
+                let gone: Vec<_> = ids.iter().skip(frame).step_by(40).copied().collect();
+                c.remove_batch(&gone);
+            }
+            c.update();
+        }
+    });
+}
+
 #[test]
 fn bulk_frames_reach_every_path() {
     scenario::<3>(1, |c, rng| {

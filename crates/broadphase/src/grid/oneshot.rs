@@ -455,15 +455,22 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     cell: Option<f64>,
     parallel: bool,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     ws: &mut Workspace<S>,
     out: &mut Vec<Pair>,
 ) {
-    let profile = profile.unwrap_or_else(|| Profile::new(boxes));
+    let owned;
+    let profile = match profile {
+        Some(p) => p,
+        None => {
+            owned = Profile::new(boxes);
+            &owned
+        }
+    };
     if D == 1 || boxes.len() > MAX_GRID_BOXES {
         return sap::complete(boxes, profile.sweep_axis(), parallel, ws, out);
     }
-    let layout = Layout::new(&profile, cell);
+    let layout = Layout::new(profile, cell);
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.pairs;
     let side = &mut sides[0];
@@ -499,15 +506,22 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     b: &[Aabb<S, D>],
     cell: Option<f64>,
     parallel: bool,
-    profile: Option<Profile<D>>,
+    profile: Option<&Profile<D>>,
     ws: &mut Workspace<S>,
     out: &mut Vec<CrossPair>,
 ) {
-    let profile = profile.unwrap_or_else(|| Profile::bipartite(a, b));
+    let owned;
+    let profile = match profile {
+        Some(p) => p,
+        None => {
+            owned = Profile::bipartite(a, b);
+            &owned
+        }
+    };
     if D == 1 || a.len() > MAX_GRID_BOXES || b.len() > MAX_GRID_BOXES {
         return sap::bipartite(a, b, profile.sweep_axis(), parallel, ws, out);
     }
-    let layout = Layout::new(&profile, cell);
+    let layout = Layout::new(profile, cell);
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.cross;
     let [sa, sb] = sides;

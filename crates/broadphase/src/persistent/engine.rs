@@ -8,6 +8,7 @@ use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
 use std::sync::OnceLock;
 
+use crate::oneshot::Plan;
 use crate::sort::{keyed, payload, sort_keyed};
 use crate::{Aabb, Algorithm, Pair, PairFinder, ProxyError, ProxyId, Scalar, Workspace};
 
@@ -177,6 +178,9 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
 /// Buffers of the one-shot path.
 struct OneShot<S: Scalar, const D: usize> {
     ws: Workspace<S>,
+    /// `Auto`'s choice for the searches over the exact boxes, kept over a
+    /// run of bulk frames (see [`Plan`]).
+    plan: Plan<D>,
     boxes: Vec<Aabb<S, D>>,
     others: Vec<Aabb<S, D>>,
     slots: Vec<u32>,
@@ -198,6 +202,7 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
     fn default() -> Self {
         Self {
             ws: Workspace::new(),
+            plan: Plan::default(),
             boxes: Vec::new(),
             others: Vec::new(),
             slots: Vec::new(),
@@ -525,9 +530,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
         let boxes = if all_live { &store.aabb[..] } else { &sc.boxes[..] };
         sc.pairs.clear();
-        PairFinder::new(Algorithm::Auto)
-            .find_with(&mut sc.ws, boxes, &mut sc.pairs)
-            .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
+        let finder = PairFinder::new(Algorithm::Auto);
+        // The exact boxes of one frame are those of the last bulk frame, a
+        // little moved: the plan of that one serves (the held boxes, searched
+        // once when incremental frames resume, get a choice of their own).
+        if held {
+            finder.find_with(&mut sc.ws, boxes, &mut sc.pairs)
+        } else {
+            finder.find_planned(&mut sc.plan, &mut sc.ws, boxes, &mut sc.pairs)
+        }
+        .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
     }
 
     /// Rebuilds the tracked pairs in bulk from one search over the held
@@ -844,7 +856,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             (self.scratch.old, self.scratch.new) = (old, new);
         } else if self.flat {
             // Back to incremental frames: rebuild the index, track every
-            // pair in bulk, and report the difference.
+            // pair in bulk, and report the difference. The plan of the bulk
+            // frames is not kept past them.
+            self.scratch.plan = Plan::default();
             self.cache.grow(self.store.slots());
             self.lazy = OnceLock::new();
             self.index.rebuild(&self.store);
@@ -1003,6 +1017,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         let sc = &self.scratch;
         // Working memory of the one-shot paths counts too.
         let work = sc.ws.memory()
+            + sc.plan.memory()
             + (sc.boxes.capacity() + sc.others.capacity()) * size_of::<Aabb<S, D>>()
             + (sc.slots.capacity() + sc.other_slots.capacity() + sc.seen.capacity()) * 4
             + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
