@@ -682,7 +682,8 @@ fn bulk_frames_reach_every_path() {
                 c.validate("release_scratch");
             }
             if frame == 5 {
-                // A batch of 600 into 2000: the bipartite one-shot path.
+                // A batch of 600 into 2000: the bipartite one-shot path
+                // (the hash grid's cells answer instead).
                 let ps: Vec<_> = (0..600).map(|_| spawn(rng)).collect();
                 c.insert_batch(&ps);
             }
@@ -711,9 +712,10 @@ fn bulk_frames_reach_every_path() {
 
 #[test]
 fn streamed_batches_into_a_settled_world() {
-    // Batches of arrivals large enough for the bipartite one-shot path but
-    // too small for a one-shot frame: one overlapping the field, one far
-    // away (the others outside its bounds are skipped), one straddling.
+    // Batches of arrivals large enough for the bipartite one-shot path (the
+    // hash grid's cells answer instead) but too small for a one-shot frame:
+    // one overlapping the field, one far away (the others outside its
+    // bounds are skipped), one straddling.
     scenario::<3>(5, |c, rng| {
         let field: Vec<_> = (0..3000)
             .map(|_| {

@@ -65,6 +65,13 @@ pub mod sealed {
         /// with a rebuild and a one-shot search (every index but the
         /// brute-force reference).
         const ONESHOT: bool;
+        /// A batch of arrivals that is at least this share (one in
+        /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by two
+        /// one-shot searches (among the arrivals, and against the others),
+        /// a smaller one by the index's candidates; `None`: always by the
+        /// index's candidates (a batch of a quarter or more makes a bulk
+        /// frame in any case). With `ONESHOT` only.
+        const ARRIVALS_ONESHOT: Option<usize> = Some(64);
 
         /// Brings the index up to date with the frame and appends candidate
         /// pairs of slots: every pair that may have begun overlapping, which
@@ -876,7 +883,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.drop_removed(events);
             let inserted_by_oneshot = I::ONESHOT
                 && self.frame.inserted.len() >= ONESHOT_MIN
-                && self.frame.inserted.len() * 64 >= self.store.len();
+                && I::ARRIVALS_ONESHOT.is_some_and(|share| self.frame.inserted.len() * share >= self.store.len());
             self.frame.inserted_candidates = !inserted_by_oneshot;
             self.index.update(&self.store, &self.frame, &mut cand);
             self.walk_changed(events);
