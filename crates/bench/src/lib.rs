@@ -106,7 +106,11 @@ pub fn radix_sort_keys(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
 /// parry's `Bvh` kept across frames, as rapier uses it: moved leaves
 /// updated in place (`insert_or_update_partially`, no margin), one `refit`,
 /// then the leaf-pair traversal of the tree against itself (all pairs, every
-/// frame: parry keeps no pair set).
+/// frame: parry keeps no pair set). Made by `optimized`, it also runs
+/// `optimize_incremental` before the refit, as rapier's `BroadPhaseBvh` does
+/// by default (`BvhOptimizationStrategy::SubtreeOptimizer`: a few subtrees
+/// rebuilt each frame, so that the tree does not decay as the leaves move);
+/// made by `new`, it does not (the definition of the baseline).
 macro_rules! parry_frames {
     ($name:ident, $crate_:ident, $d:literal, $vec:ident) => {
         #[doc = concat!("`", stringify!($crate_), "`'s `Bvh` per frame (see the module's notes).")]
@@ -114,6 +118,7 @@ macro_rules! parry_frames {
             bvh: $crate_::partitioning::Bvh,
             ws: $crate_::partitioning::BvhWorkspace,
             out: Vec<(u32, u32)>,
+            optimize: bool,
         }
 
         impl $name {
@@ -130,13 +135,25 @@ macro_rules! parry_frames {
                     bvh: Bvh::from_leaves(BvhBuildStrategy::Binned, &leaves),
                     ws: BvhWorkspace::default(),
                     out: Vec::new(),
+                    optimize: false,
                 }
+            }
+
+            /// The tree over `boxes`, optimized incrementally every frame
+            /// (rapier's default).
+            pub fn optimized(boxes: &[Aabb<f32, $d>]) -> Self {
+                Self { optimize: true, ..Self::new(boxes) }
             }
 
             /// One frame: the moved leaves, refit, all pairs; returns the pair count.
             pub fn frame(&mut self, moved: &[(u32, Aabb<f32, $d>)], out: &mut Vec<(u32, u32)>) -> usize {
                 for (i, b) in moved {
                     self.bvh.insert_or_update_partially(Self::leaf(b), *i, 0.0);
+                }
+                if self.optimize {
+                    // As rapier: optimize first, then refit (which also
+                    // reorders the nodes depth-first).
+                    self.bvh.optimize_incremental(&mut self.ws);
                 }
                 self.bvh.refit(&mut self.ws);
                 out.clear();

@@ -71,9 +71,11 @@ fn per_frame_peers_match_brute_force_every_frame() {
     let b3 = Scene::Uniform.generate::<3>(400, 11);
     let b2 = Scene::Clustered.generate::<2>(400, 12);
     run_frames("parry3d", to_f32(&b3), |b| Box::new(ParryFrames::new(b)));
+    run_frames("parry3d optimized", to_f32(&b3), |b| Box::new(ParryFrames::optimized(b)));
     run_frames("bvh 3D", to_f32(&b3), |b| Box::new(BvhFrames::new(b)));
     run_frames("rstar 3D", b3.clone(), |b| Box::new(RstarFrames::new(b)));
     run_frames("parry2d", to_f32(&b2), |b| Box::new(ParryFrames2::new(b)));
+    run_frames("parry2d optimized", to_f32(&b2), |b| Box::new(ParryFrames2::optimized(b)));
     run_frames("broccoli", to_f32(&b2), |b| Box::new(BroccoliFrames::new(b)));
     run_frames("bvh 2D", to_f32(&b2), |b| Box::new(BvhFrames::new(b)));
     run_frames("rstar 2D", b2, |b| Box::new(RstarFrames::new(b)));

@@ -83,6 +83,7 @@ type FramePeer<S, const D: usize> = (&'static str, &'static str, MakePeer<S, D>)
 
 /// No peer keeps pairs with events; this says how each one is driven.
 const PARRY_NOTE: &str = "no pair events or pair set: leaves updated in place + refit + all pairs each frame";
+const PARRY_OPT_NOTE: &str = "no pair events or pair set: leaves updated in place + optimize_incremental + refit + all pairs each frame (rapier's default)";
 const KEPT_NOTE: &str =
     "no pair events or pair set: remove + insert of moved boxes + their queries; pairs kept by the adapter";
 const BROCCOLI_NOTE: &str = "no update, removal or events: tree rebuilt + all pairs each frame";
@@ -156,8 +157,9 @@ fn frames_peers<const D: usize>(
 
 /// The peers per frame on a 3D cell: parry3d, the `bvh` crate, rstar.
 pub fn frames3(a: &BenchArgs, cell: &Cell, boxes: &[Aabb<f64, 3>], motion: Motion) -> (Vec<Row>, bool) {
-    let f32_peers: [FramePeer<f32, 3>; 2] = [
+    let f32_peers: [FramePeer<f32, 3>; 3] = [
         ("parry3d Bvh", PARRY_NOTE, |b| Box::new(ParryFrames::new(b))),
+        ("parry3d Bvh+opt", PARRY_OPT_NOTE, |b| Box::new(ParryFrames::optimized(b))),
         ("bvh", KEPT_NOTE, |b| Box::new(BvhFrames::new(b))),
     ];
     let f64_peers: [FramePeer<f64, 3>; 1] = [("rstar", KEPT_NOTE, |b| Box::new(RstarFrames::new(b)))];
@@ -166,8 +168,9 @@ pub fn frames3(a: &BenchArgs, cell: &Cell, boxes: &[Aabb<f64, 3>], motion: Motio
 
 /// The peers per frame on a 2D cell: parry2d, broccoli, the `bvh` crate, rstar.
 pub fn frames2(a: &BenchArgs, cell: &Cell, boxes: &[Aabb<f64, 2>], motion: Motion) -> (Vec<Row>, bool) {
-    let f32_peers: [FramePeer<f32, 2>; 3] = [
+    let f32_peers: [FramePeer<f32, 2>; 4] = [
         ("parry2d Bvh", PARRY_NOTE, |b| Box::new(ParryFrames2::new(b))),
+        ("parry2d Bvh+opt", PARRY_OPT_NOTE, |b| Box::new(ParryFrames2::optimized(b))),
         ("broccoli", BROCCOLI_NOTE, |b| Box::new(BroccoliFrames::new(b))),
         ("bvh", KEPT_NOTE, |b| Box::new(BvhFrames::new(b))),
     ];
