@@ -80,9 +80,9 @@ const PLAN_USES: u32 = 8;
 /// little from one to the next: a run of frames of a persistent broad phase
 /// in which most proxies moved. It is made again every [`PLAN_USES`]
 /// searches, and when the number of boxes changed by more than an eighth
-/// since (and the engine drops it when the run ends). The
-/// choice decides how fast a search runs, never what it finds (every
-/// algorithm finds every pair, whatever the cells or the sweep axis).
+/// since; the engine drops it when the run ends. The choice decides how fast
+/// a search runs, never what it finds (every algorithm finds every pair,
+/// whatever the cells or the sweep axis).
 ///
 /// PERF: the statistics cost 43 µs a search (a sample of 512 boxes), a
 /// quarter of a frame where all of 1e3 proxies moved. `broadphase bench
