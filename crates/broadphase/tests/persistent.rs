@@ -586,6 +586,11 @@ fn shifted<const D: usize>(b: &Aabb<f64, D>, d: [f64; D]) -> Aabb<f64, D> {
     Aabb::new(core::array::from_fn(|k| b.min()[k] + d[k]), core::array::from_fn(|k| b.max()[k] + d[k])).unwrap()
 }
 
+/// `n` unit cubes placed uniformly in a cube of side `side`.
+fn unit_cubes(rng: &mut Rng, n: usize, side: f64) -> Vec<Proxy<f64, 3>> {
+    (0..n).map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5))).collect()
+}
+
 /// Both algorithms through the same seeded script of frames.
 fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mut Rng)) {
     for bp in [
@@ -609,10 +614,7 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
 fn consecutive_bulk_frames_stay_exact_when_the_scene_changes() {
     scenario::<3>(9, |c, rng| {
         let side = 14.0;
-        let ps: Vec<_> = (0..1500)
-            .map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5)))
-            .collect();
-        c.insert_batch(&ps);
+        c.insert_batch(&unit_cubes(rng, 1500, side));
         c.update();
         for frame in 0..26 {
             let ids = c.ids();
@@ -750,10 +752,7 @@ fn steady_movers_turning_and_crossing() {
     // brute force every frame.
     scenario::<3>(9, |c, rng| {
         let side = 14.0;
-        let ps: Vec<_> = (0..1500)
-            .map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5)))
-            .collect();
-        c.insert_batch(&ps);
+        c.insert_batch(&unit_cubes(rng, 1500, side));
         c.update();
         let ids = c.ids();
         // A sixth of them: below the share that takes the one-shot path.
