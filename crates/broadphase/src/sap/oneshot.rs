@@ -124,6 +124,13 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
             // Keep the pairs of this piece whose exact boxes overlap.
             let mut kept = start;
             for i in start..out.len() {
+                // PERF: the boxes of the pair 8 ahead are loaded early (1e4
+                // uniform f64: the search's best of 2000 runs 0.717-0.722 ->
+                // 0.698-0.700 ms in three alternations; f32 unchanged).
+                if let Some(q) = out.get(i + 8) {
+                    crate::sweep::prefetch(&boxes[q.a() as usize]);
+                    crate::sweep::prefetch(&boxes[q.b() as usize]);
+                }
                 let p = out[i];
                 out[kept] = p;
                 kept += usize::from(boxes[p.a() as usize].overlaps(&boxes[p.b() as usize]));
