@@ -744,6 +744,58 @@ fn streamed_batches_into_a_settled_world() {
 }
 
 #[test]
+fn streamed_batches_with_big_arrivals_and_a_ground_box() {
+    // The arrivals' grid (the world streams through it): a ground box under
+    // the field and a trigger volume over it (a query over more cells than
+    // there are arrivals), batches
+    // with a few arrivals much larger than the rest (tested against every
+    // query box), with more of those than the grid takes (the bipartite
+    // search instead), with points and with duplicates, in 2D and 3D.
+    fn run<const D: usize>(seed: u64) {
+        scenario::<D>(seed, |c, rng| {
+            let mut field: Vec<_> = (0..2500)
+                .map(|_| Proxy::new(cube(core::array::from_fn(|_| rng.unit() * 25.0), 0.5)).kind(BodyKind::Static))
+                .collect();
+            let mut lo = [-10.0; D];
+            lo[D - 1] = -1.0;
+            let mut hi = [40.0; D];
+            hi[D - 1] = 0.2;
+            field.push(Proxy::new(Aabb::new(lo, hi).unwrap()).kind(BodyKind::Static));
+            // A trigger volume over the whole field: over every cell.
+            field.push(Proxy::new(Aabb::new([-30.0; D], [60.0; D]).unwrap()).kind(BodyKind::Static));
+            c.insert_batch(&field);
+            c.update();
+            c.insert(Proxy::new(cube([1.0; D], 0.5)));
+            c.update(); // the incremental path from here on
+            for (big, size) in [(20, 9.0), (80, 9.0), (0, 0.0), (3, 30.0)] {
+                let batch: Vec<_> = (0..400)
+                    .map(|i| {
+                        let half = if i < big {
+                            size
+                        } else if size == 0.0 {
+                            0.0
+                        } else {
+                            0.35
+                        };
+                        let at: [f64; D] = if size == 0.0 && i % 2 == 0 {
+                            [7.0; D] // duplicates
+                        } else {
+                            core::array::from_fn(|_| rng.unit() * 25.0)
+                        };
+                        Proxy::new(cube(at, half))
+                    })
+                    .collect();
+                c.insert_batch(&batch);
+                c.update();
+                assert!(!c.events.is_empty(), "arrivals met the field");
+            }
+        });
+    }
+    run::<3>(21);
+    run::<2>(22);
+}
+
+#[test]
 fn steady_movers_turning_and_crossing() {
     // Movers that keep their heading for many frames (the fat boxes' steady
     // rule: longer reach, smaller margin), then turn, some fast enough to

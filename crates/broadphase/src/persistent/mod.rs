@@ -63,6 +63,7 @@
 //! | [`MultiSap`] | a sweep-and-prune per region, regions on demand | swaps within regions, scans of entered regions | large worlds, bullets, huge ground boxes |
 //! | [`HashGrid`] | fat boxes in hashed cells | cells of a re-fattened proxy | many similar-sized objects, dense 3D |
 
+mod arrivals;
 mod brute;
 mod cells;
 mod engine;

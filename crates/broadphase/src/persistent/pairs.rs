@@ -283,6 +283,17 @@ impl PairCache {
         }
     }
 
+    /// Makes room for `pairs` more tracked pairs, all of them possibly
+    /// flagged, so that a batch of additions (the pairs of a level streamed
+    /// in) does not grow the records and arrays by doubling, each doubling
+    /// a copy and fresh pages.
+    pub fn reserve(&mut self, pairs: usize) {
+        self.recs.reserve(pairs);
+        self.exact.reserve(pairs);
+        self.exact_of.reserve(pairs);
+        self.adj.reserve(pairs.saturating_mul(2));
+    }
+
     /// Tracks a pair that is not tracked, flagged `exact` or not.
     pub fn add(&mut self, p: ProxyPair, exact: bool) {
         debug_assert!(self.position(p.a.index(), p.b.index()).is_none(), "pair tracked twice");
@@ -606,6 +617,12 @@ impl Lists {
     /// Every slot's array, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = &[[u32; 2]]> + '_ {
         self.heads.iter().map(|h| &self.pool[h.entries()])
+    }
+
+    /// Makes room for `entries` more entries, and for the arrays that move
+    /// as they grow (as much again).
+    pub fn reserve(&mut self, entries: usize) {
+        self.pool.reserve(entries.saturating_mul(2));
     }
 
     /// Appends `e` to slot `s`'s array.
