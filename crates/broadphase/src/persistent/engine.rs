@@ -66,9 +66,10 @@ pub mod sealed {
         /// brute-force reference).
         const ONESHOT: bool;
         /// A batch of arrivals that is at least this share (one in
-        /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by two
-        /// one-shot searches (among the arrivals, and against the others),
-        /// a smaller one by the index's candidates; `None`: always by the
+        /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by a
+        /// one-shot search among the arrivals and a grid over them that the
+        /// others stream through (see `begin_inserted`), a smaller one by
+        /// the index's candidates; `None`: always by the
         /// index's candidates (a batch of a quarter or more makes a bulk
         /// frame in any case). With `ONESHOT` only.
         const ARRIVALS_ONESHOT: Option<usize> = Some(64);

@@ -48,9 +48,11 @@
 //! merging the sorted old and new pair lists ("flat" mode). It then
 //! maintains neither the index nor tracked pairs: the first query builds an
 //! index on demand, and the next incremental frame rebuilds the index and
-//! the tracked pairs in bulk. A large batch of inserts is paired by one
-//! bipartite one-shot search, and takes its slots in the spatial (Morton)
-//! order of its boxes, so that neighbours sit close in memory. (The
+//! the tracked pairs in bulk. A large batch of inserts finds its pairs
+//! among itself by one one-shot search, and with the rest of the world
+//! through a grid placed over it that the world's held boxes stream
+//! through; it takes its slots in the spatial (Morton) order of its boxes,
+//! so that neighbours sit close in memory. (The
 //! brute-force reference never takes the one-shot paths.)
 //!
 //! The indexes differ in how they find candidates:
