@@ -55,7 +55,7 @@ impl<S: Scalar, const D: usize> Frame<S, D> {
 }
 
 pub mod sealed {
-    use super::{Aabb, Frame, Region, Scalar, Store};
+    use super::{Aabb, Frame, Region, Scalar, State, Store};
 
     /// The operations an index offers the engine.
     pub trait IndexImpl<S: Scalar, const D: usize>: Default {
@@ -103,6 +103,20 @@ pub mod sealed {
         /// The box the index holds for slot `s` (containing its exact box).
         fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
             store.aabb[s as usize]
+        }
+
+        /// Whether [`each_held`](Self::each_held) goes in slot order.
+        const HELD_IN_SLOT_ORDER: bool = true;
+
+        /// Calls `f` with every live slot and the box the index holds for
+        /// it, in the order cheapest for the index (slot order unless
+        /// [`HELD_IN_SLOT_ORDER`](Self::HELD_IN_SLOT_ORDER) says otherwise).
+        fn each_held(&self, store: &Store<S, D>, f: &mut dyn FnMut(u32, &Aabb<S, D>)) {
+            for s in 0..store.slots() as u32 {
+                if store.state[s as usize] == State::Live {
+                    f(s, &self.tracked_box(store, s));
+                }
+            }
         }
 
         /// An empty index with the same settings.
@@ -707,17 +721,25 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             // come in that order: their boxes, ids and pair arrays, most of
             // the store in a big world, are read in one sweep.
             let OneShot { arrivals, boxes, cross, seen, .. } = &mut sc;
-            let (st, index) = (&self.store, &self.index);
-            for s in 0..st.slots() as u32 {
-                if st.state[s as usize] == State::Live && seen[s as usize] == 0 {
-                    let b = index.tracked_box(st, s);
-                    arrivals.query(boxes, &b, |i| cross.push(crate::CrossPair { a: i, b: s }));
+            self.index.each_held(&self.store, &mut |s, b| {
+                if seen[s as usize] == 0 {
+                    arrivals.query(boxes, b, |i| cross.push(crate::CrossPair { a: i, b: s }));
                 }
-            }
+            });
             self.cache.reserve(sc.cross.len());
             events.reserve(sc.cross.len());
-            for c in &sc.cross {
-                self.track_found(fresh, sc.slots[c.a as usize], c.b, events);
+            if I::HELD_IN_SLOT_ORDER {
+                for c in &sc.cross {
+                    self.track_found(fresh, sc.slots[c.a as usize], c.b, events);
+                }
+            } else {
+                // Into slot order of the others, as above.
+                sc.keys.clear();
+                sc.keys.extend(sc.cross.iter().map(|p| keyed(p.b, p.a)));
+                sort_keyed(&mut sc.keys, &mut sc.ws.scratch, false);
+                for &k in &sc.keys {
+                    self.track_found(fresh, sc.slots[payload(k) as usize], (k >> 32) as u32, events);
+                }
             }
         } else {
             sc.others.clear();

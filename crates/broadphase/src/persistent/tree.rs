@@ -611,6 +611,28 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         *self.fat_of(store, s)
     }
 
+    const HELD_IN_SLOT_ORDER: bool = false;
+
+    /// PERF: the leaves by a pass over the node arrays, in memory order,
+    /// instead of each slot's leaf at random: a node is a live leaf when its
+    /// slot's leaf is that node, in that tree.
+    fn each_held(&self, store: &Store<S, D>, f: &mut dyn FnMut(u32, &Aabb<S, D>)) {
+        for (t, tree) in self.trees.iter().enumerate() {
+            for (i, n) in tree.nodes.iter().enumerate() {
+                if n.is_leaf() {
+                    let s = n.child[1];
+                    let si = s as usize;
+                    if self.leaf.get(si) == Some(&(i as u32))
+                        && tree_of(store.kind[si]) == t
+                        && store.state[si] == State::Live
+                    {
+                        f(s, &n.aabb);
+                    }
+                }
+            }
+        }
+    }
+
     fn empty_like(&self) -> Self {
         Self::new(self.margin_ratio).with_prediction(self.predict)
     }
