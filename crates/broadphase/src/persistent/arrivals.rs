@@ -213,26 +213,14 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
     /// of range `r` in a grid of `dims` cells.
     #[inline]
     fn each_of(dims: &[usize; D], r: &([usize; D], [usize; D]), f: &mut impl FnMut(usize)) {
-        let mut c = r.0;
-        loop {
+        let range: super::cells::CellRange<D> = (r.0.map(|x| x as i64), r.1.map(|x| x as i64));
+        super::cells::each(&range, |c| {
             let mut index = 0;
             for k in (0..D).rev() {
-                index = index * dims[k] + c[k];
+                index = index * dims[k] + c[k] as usize;
             }
             f(index);
-            let mut k = 0;
-            loop {
-                if k == D {
-                    return;
-                }
-                if c[k] < r.1[k] {
-                    c[k] += 1;
-                    break;
-                }
-                c[k] = r.0[k];
-                k += 1;
-            }
-        }
+        });
     }
 
     /// Calls `f` with the index of every arrival whose box overlaps `b`,
