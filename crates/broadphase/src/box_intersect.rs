@@ -478,25 +478,20 @@ mod tests {
     use super::*;
     use crate::brute_force;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (*s >> 11) as f64 / (1u64 << 53) as f64
-    }
-
     /// Boxes on a coarse lattice (many equal starts and ends, touching
     /// faces, zero-size boxes, duplicates), some long along one axis;
     /// `skew` piles most of them near the origin with a few far out (so
     /// that halving a range of codes at its middle splits badly).
     fn boxes<S: Scalar, const D: usize>(n: usize, seed: u64, skew: bool, to: impl Fn(f64) -> S) -> Vec<Aabb<S, D>> {
-        let mut s = seed;
+        let mut s = crate::Lcg::new(seed);
         let side = (n as f64).powf(1.0 / D as f64).ceil() * 2.0;
         let spread = |u: f64| if skew { u.powi(6) } else { u };
         let mut v: Vec<Aabb<S, D>> = (0..n)
             .map(|_| {
-                let long = (lcg(&mut s) * (D as f64 + 2.0)) as usize;
-                let lo: [f64; D] = core::array::from_fn(|_| (spread(lcg(&mut s)) * side * 2.0).round() / 2.0);
+                let long = (s.unit() * (D as f64 + 2.0)) as usize;
+                let lo: [f64; D] = core::array::from_fn(|_| (spread(s.unit()) * side * 2.0).round() / 2.0);
                 let w: [f64; D] =
-                    core::array::from_fn(|k| if k == long { side / 2.0 } else { (lcg(&mut s) * 3.0).round() / 2.0 });
+                    core::array::from_fn(|k| if k == long { side / 2.0 } else { (s.unit() * 3.0).round() / 2.0 });
                 Aabb::new(lo.map(&to), core::array::from_fn(|k| to(lo[k] + w[k]))).unwrap()
             })
             .collect();

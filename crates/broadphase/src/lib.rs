@@ -78,3 +78,31 @@ pub use oneshot::{find_bipartite_pairs, find_pairs, Algorithm, PairFinder, Repor
 pub use pair::{CrossPair, Pair};
 pub use persistent::{BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyPair, Ray, RayHit, Sphere};
 pub use workspace::Workspace;
+
+/// A small deterministic generator for the unit tests (a 64-bit LCG), so
+/// that they need no dependency and each scene is the same on every run.
+#[cfg(test)]
+pub(crate) struct Lcg(u64);
+
+#[cfg(test)]
+impl Lcg {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The next 53 bits.
+    pub(crate) fn bits(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+
+    /// A value in `[0, 1)`.
+    pub(crate) fn unit(&mut self) -> f64 {
+        self.bits() as f64 / (1u64 << 53) as f64
+    }
+
+    /// A value in `[0, m)` (from the top 31 bits).
+    pub(crate) fn below(&mut self, m: u64) -> u64 {
+        (self.bits() >> 22) % m
+    }
+}

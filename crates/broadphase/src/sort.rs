@@ -351,13 +351,8 @@ mod par {
 mod tests {
     use super::*;
 
-    fn lcg(seed: &mut u64) -> u64 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        *seed >> 11
-    }
-
-    fn check(keys: impl Fn(&mut u64) -> u32, n: usize, parallel: bool) {
-        let mut seed = 42;
+    fn check(keys: impl Fn(&mut crate::Lcg) -> u32, n: usize, parallel: bool) {
+        let mut seed = crate::Lcg::new(42);
         let mut items: Vec<u64> = (0..n as u32).map(|i| keyed(keys(&mut seed), i)).collect();
         let mut expect = items.clone();
         expect.sort_by_key(|&x| x >> 32); // stable: the reference order
@@ -370,12 +365,12 @@ mod tests {
     fn sorts_stably_like_a_stable_comparison_sort() {
         for &n in &[0, 1, 2, 255, 256, 257, 1000, 70_000] {
             for parallel in [false, true] {
-                check(|s| lcg(s) as u32, n, parallel);
-                check(|s| (lcg(s) % 7) as u32, n, parallel); // many ties
-                check(|s| 0xABCD_0000 | (lcg(s) % 3) as u32, n, parallel); // skipped passes
-                check(|s| ((lcg(s) % 2048) << 11) as u32, n, parallel); // the middle pass alone
-                check(|s| ((lcg(s) % 1024) << 22) as u32 | 7, n, parallel); // the last pass alone
-                check(|s| (lcg(s) as u32) & 0xFFC0_07FF, n, parallel); // the first and last
+                check(|s| s.bits() as u32, n, parallel);
+                check(|s| (s.bits() % 7) as u32, n, parallel); // many ties
+                check(|s| 0xABCD_0000 | (s.bits() % 3) as u32, n, parallel); // skipped passes
+                check(|s| ((s.bits() % 2048) << 11) as u32, n, parallel); // the middle pass alone
+                check(|s| ((s.bits() % 1024) << 22) as u32 | 7, n, parallel); // the last pass alone
+                check(|s| (s.bits() as u32) & 0xFFC0_07FF, n, parallel); // the first and last
                 check(|_| 5, n, parallel); // all equal
             }
         }
@@ -387,10 +382,10 @@ mod tests {
         // ties, and random keys.
         let n = BYTE_PASSES_MIN + 3;
         for parallel in [false, true] {
-            check(|s| lcg(s) as u32, n, parallel);
-            check(|s| (lcg(s) % 5) as u32, n, parallel);
+            check(|s| s.bits() as u32, n, parallel);
+            check(|s| (s.bits() % 5) as u32, n, parallel);
             for byte in 0..4 {
-                check(|s| ((lcg(s) % 256) as u32) << (8 * byte), n, parallel);
+                check(|s| ((s.bits() % 256) as u32) << (8 * byte), n, parallel);
             }
         }
     }
@@ -400,15 +395,15 @@ mod tests {
         // Keys that collide in runs of every length (1 to 200), values
         // drawn from a few, so that runs hold equal values (in order or
         // not), distinct ones, and runs already in order.
-        let mut seed = 7;
+        let mut seed = crate::Lcg::new(7);
         for n in [0, 1, 2, 17, 100, 3000] {
             for spread in [1u64, 3, 50] {
-                let vals: Vec<f64> = (0..n).map(|_| (lcg(&mut seed) % spread) as f64 * 0.25).collect();
+                let vals: Vec<f64> = (0..n).map(|_| (seed.bits() % spread) as f64 * 0.25).collect();
                 let mut items = Vec::new();
                 let mut i = 0u32;
                 while (i as usize) < n {
-                    let run = 1 + (lcg(&mut seed) % 200) as u32;
-                    let key = (lcg(&mut seed) % 1000) as u32;
+                    let run = 1 + (seed.bits() % 200) as u32;
+                    let key = (seed.bits() % 1000) as u32;
                     for j in i..(i + run).min(n as u32) {
                         items.push(keyed(key, j));
                     }

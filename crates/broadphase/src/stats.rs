@@ -176,11 +176,8 @@ mod tests {
     /// touching intervals overlap, `-0.0` meets `0.0`, points count.
     #[test]
     fn overlap_fraction_counts_every_pair() {
-        let mut seed = 5u64;
-        let mut next = |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut seed = crate::Lcg::new(5);
+        let mut next = |m: u64| seed.below(m);
         let v: [f64; 7] = [-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0];
         let boxes: Vec<Aabb<f64, 1>> = (0..400)
             .map(|_| {

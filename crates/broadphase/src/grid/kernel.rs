@@ -1447,22 +1447,17 @@ mod tests {
     use crate::sweep::Axes;
     use crate::Aabb;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (*s >> 11) as f64 / (1u64 << 53) as f64
-    }
-
     /// Every SIMD level reports the portable kernel's pairs, in its order,
     /// over any range of rows starting on a group boundary.
     fn check<S: Scalar>(to: impl Fn(f64) -> S) {
-        let mut s = 3;
+        let mut s = crate::Lcg::new(3);
         for n in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 40, 200, 1000] {
             for spread in [0.05, 0.5, 3.0, 20.0] {
                 let axes = Axes::new(3, 0);
                 let mut boxes: Vec<Aabb<S, 3>> = (0..n)
                     .map(|_| {
-                        let p: [f64; 3] = core::array::from_fn(|_| (lcg(&mut s) * spread * 4.0).round() / 4.0);
-                        let w: [f64; 3] = core::array::from_fn(|_| (lcg(&mut s) * 4.0).round() / 4.0);
+                        let p: [f64; 3] = core::array::from_fn(|_| (s.unit() * spread * 4.0).round() / 4.0);
+                        let w: [f64; 3] = core::array::from_fn(|_| (s.unit() * 4.0).round() / 4.0);
                         Aabb::new(p.map(&to), core::array::from_fn(|k| to(p[k] + w[k]))).unwrap()
                     })
                     .collect();
@@ -1473,7 +1468,7 @@ mod tests {
                 // has them (the kernels' long-run path).
                 for all_home in [false, true] {
                     let homes: Vec<u32> =
-                        (0..n).map(|_| if all_home { HOME_BOTH } else { (lcg(&mut s) * 4.0) as u32 }).collect();
+                        (0..n).map(|_| if all_home { HOME_BOTH } else { (s.unit() * 4.0) as u32 }).collect();
                     let mut buf = Soa::new();
                     buf.fill_with(n, |k| (&entries[k], homes[k]));
                     buf.all_home = all_home;
@@ -1502,14 +1497,14 @@ mod tests {
     /// coordinates (many grid hits the exact test rejects), from `f64`
     /// boxes (rounded outward) and `f32` ones.
     fn check_quantized<T: Scalar>(to: impl Fn(f64) -> T) {
-        let mut s = 5;
+        let mut s = crate::Lcg::new(5);
         for n in [0usize, 1, 2, 5, 16, 17, 33, 200, 1000, 3000] {
             for spread in [0.05, 0.5, 3.0, 20.0] {
                 let axes = Axes::new(3, 0);
                 let boxes: Vec<Aabb<T, 3>> = (0..n)
                     .map(|_| {
-                        let p: [f64; 3] = core::array::from_fn(|_| (lcg(&mut s) * spread * 4.0).round() / 4.0 - 1.0);
-                        let w: [f64; 3] = core::array::from_fn(|_| (lcg(&mut s) * 4.0).round() / 4.0);
+                        let p: [f64; 3] = core::array::from_fn(|_| (s.unit() * spread * 4.0).round() / 4.0 - 1.0);
+                        let w: [f64; 3] = core::array::from_fn(|_| (s.unit() * 4.0).round() / 4.0);
                         Aabb::new(p.map(&to), core::array::from_fn(|k| to(p[k] + w[k]))).unwrap()
                     })
                     .collect();
@@ -1578,7 +1573,7 @@ mod tests {
     /// across signs, zeros, subnormals, exact `f32` values and the limits.
     #[test]
     fn rounding_outward_to_f32() {
-        let mut s = 11;
+        let mut s = crate::Lcg::new(11);
         let mut values = vec![
             0.0,
             -0.0,
@@ -1596,7 +1591,7 @@ mod tests {
             f64::MIN,
         ];
         for e in -60..60 {
-            let m = lcg(&mut s) * 2.0 - 1.0;
+            let m = s.unit() * 2.0 - 1.0;
             let v = m * 2f64.powi(e * 2);
             values.extend([v, v as f32 as f64, (v as f32 as f64) * (1.0 + f64::EPSILON)]);
         }

@@ -586,11 +586,8 @@ mod tests {
     /// oversized boxes).
     #[test]
     fn candidate_fraction_counts_every_tested_pair() {
-        let mut seed = 3u64;
-        let mut next = |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut seed = crate::Lcg::new(3);
+        let mut next = |m: u64| seed.below(m);
         let boxes: Vec<Aabb<f64, 3>> = (0..700)
             .map(|_| {
                 let lo: [f64; 3] = core::array::from_fn(|_| next(40) as f64 / 2.0);
@@ -634,11 +631,8 @@ mod tests {
     /// pairs, complete and bipartite, with threads or not.
     #[test]
     fn wide_and_oversized_boxes_meet_exactly() {
-        let mut seed = 7u64;
-        let mut next = |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut seed = crate::Lcg::new(7);
+        let mut next = |m: u64| seed.below(m);
         let boxes: Vec<Aabb<f64, 3>> = (0..3000)
             .map(|_| {
                 let lo: [f64; 3] = core::array::from_fn(|_| next(80) as f64 / 2.0);
@@ -677,11 +671,8 @@ mod tests {
     /// long and apart on the sweep axis, in scrambled order.
     #[test]
     fn f64_keys_outside_the_sample_are_ordered_exactly() {
-        let mut seed = 3u64;
-        let mut next = |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut seed = crate::Lcg::new(3);
+        let mut next = |m: u64| seed.below(m);
         let mut boxes: Vec<Aabb<f64, 3>> = (0..20_600)
             .map(|_| {
                 let lo: [f64; 3] = core::array::from_fn(|_| next(1000) as f64 / 10.0);

@@ -140,6 +140,7 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
         let cells: usize = dims.iter().product();
         // Count per cell, then place (a counting sort of the filings).
         self.starts.resize(cells + 1, 0);
+        let mut filings = 0usize;
         for (i, a) in arrivals.iter().enumerate() {
             let r = self.range(a);
             if (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN) {
@@ -150,8 +151,15 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
                 }
                 continue;
             }
+            filings += (0..D).map(|k| r.1[k] - r.0[k] + 1).product::<usize>();
             let starts = &mut self.starts;
             Self::each_of(&dims, &r, &mut |c| starts[c + 1] += 1);
+        }
+        // The positions are `u32`s (over 4e9 filings is over 100 GB of
+        // entries; declined rather than wrapped).
+        if filings > u32::MAX as usize {
+            self.decline();
+            return false;
         }
         // A cell holding a large share of the arrivals (duplicates, a
         // cluster far denser than the rest) would make every query through
@@ -334,26 +342,20 @@ mod tests {
         Aabb::new([x, y, z], [x + s, y + s, z + s]).unwrap()
     }
 
-    /// A small deterministic generator (no dependency for a unit test).
-    fn lcg(state: &mut u64) -> f64 {
-        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (*state >> 11) as f64 / (1u64 << 53) as f64
-    }
-
     #[test]
     fn finds_exactly_the_pairs_of_varied_scenes() {
-        let mut st = 7u64;
+        let mut st = crate::Lcg::new(7);
         for scene in 0..6 {
             let mut arrivals = Vec::new();
             let mut others = Vec::new();
             for i in 0..400 {
-                let (x, y, z) = (lcg(&mut st) * 20.0, lcg(&mut st) * 20.0, lcg(&mut st) * 20.0);
+                let (x, y, z) = (st.unit() * 20.0, st.unit() * 20.0, st.unit() * 20.0);
                 let s = match scene {
                     0 => 1.0,
-                    1 => 0.0,                         // points
-                    2 => lcg(&mut st).powi(6) * 30.0, // heavy-tailed
-                    3 => (i % 3) as f64,              // touching on the lattice
-                    4 => 1.0 + (i as f64) * 1e-9,     // near-duplicates
+                    1 => 0.0,                      // points
+                    2 => st.unit().powi(6) * 30.0, // heavy-tailed
+                    3 => (i % 3) as f64,           // touching on the lattice
+                    4 => 1.0 + (i as f64) * 1e-9,  // near-duplicates
                     _ => {
                         if i % 50 == 0 {
                             40.0

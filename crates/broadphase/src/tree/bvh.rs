@@ -303,11 +303,8 @@ mod tests {
 
     #[test]
     fn tree_is_well_formed() {
-        let mut s = 7u64;
-        let mut r = || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut s = crate::Lcg::new(7);
+        let mut r = || s.unit();
         for n in [1, 2, 5, 100, 1000] {
             let boxes: Vec<Aabb<f64, 3>> = (0..n)
                 .map(|_| {
