@@ -33,7 +33,8 @@ const BRUTE_MAX: usize = 160;
 /// `BRUTE_SIDE` boxes (a linear scan beats any sort).
 const BRUTE_TESTS: usize = BRUTE_MAX * BRUTE_MAX / 2;
 const BRUTE_SIDE: usize = 4;
-/// Sample size for counting grid candidates.
+/// Sample size for counting grid candidates (smaller for small sets, see
+/// [`crate::stats::sample_size`]).
 const GRID_SAMPLE: usize = 160;
 
 /// Cost model constants (nanoseconds per box and per candidate), per SIMD
@@ -57,7 +58,9 @@ struct Model {
 // all 72 cases. Box-intersect's constant is that run's 5.64 over its
 // speed-up since (integer codes; 1.95x, the geometric mean over the nine
 // scenes at 1e4 and 1e5, 2D and 3D, alternated on an AVX2 machine: it has no
-// SIMD, so the ratio carries over).
+// SIMD, so the ratio carries over). Not fitted again since the profile's
+// sample shrank for small sets (no AVX-512 machine at hand): the grid's
+// per-box cost is likely overstated below 1e4 boxes there too.
 const AVX512: Model = Model {
     sap_per_box: 15.1,
     sap_per_candidate: 0.143,
@@ -67,18 +70,24 @@ const AVX512: Model = Model {
 };
 
 // Without AVX-512 (AVX2, and the portable kernels for want of a better
-// measurement): fitted the same way on an AVX2-only Zen VM, 2026-11-23,
-// after sort-and-sweep's grid kernel for AVX2 and box-intersect's integer
-// codes: least squares gave 74.0 + 0.198/candidate for sort-and-sweep,
-// 81.4 + 0.762/candidate for the grid, 11.1 for box-intersect; tuned for the
-// choice, the pick was within 1.05x of the fastest in 70 of the 72 cases,
-// 1.24x (uniform 2D, 1e5) and 1.40x (shared-x 2D, 3e5) in the other two.
+// measurement): fitted the same way on an AVX2-only Zen VM, 2026-11-26,
+// after the profile's sample was cut to an eighth of the boxes below 4096
+// (`stats::sample_size`; the grid at 1e3 boxes 35% faster, sort-and-sweep
+// 7%): least squares gave 81.9 + 0.151/candidate for sort-and-sweep, 82.2 +
+// 1.114/candidate for the grid, 13.3 for box-intersect; the values below
+// are those tuned for the choice. Scored on that run and two more (72
+// cases each), the pick's worst ratio to the fastest was 1.02, 1.19 and
+// 1.09 (geometric means 1.000-1.007; the cases above 1.05 are pairs within
+// the noise that every set of constants picks alike), where the constants
+// fitted on 2026-11-23 with the full sample gave 1.74, 1.82 and 1.67: they
+// priced the grid's fixed costs as per-box costs and took sort-and-sweep
+// for most sets of 1e3 boxes, where the grid is now 1.2-1.8x faster.
 const AVX2: Model = Model {
-    sap_per_box: 25.9,
-    sap_per_candidate: 0.198,
-    grid_per_box: 40.7,
-    grid_per_candidate: 0.381,
-    bi_per_box_log: 5.56,
+    sap_per_box: 28.7,
+    sap_per_candidate: 0.211,
+    grid_per_box: 28.8,
+    grid_per_candidate: 0.390,
+    bi_per_box_log: 6.66,
 };
 
 /// The constants for this CPU.
@@ -128,7 +137,8 @@ fn stats<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[&[Aabb<S, D>]]
     let grid_candidates = if D == 1 {
         f64::INFINITY
     } else {
-        Layout::new(profile, None).candidate_fraction(sets, GRID_SAMPLE, bipartite) * pairs
+        let m = crate::stats::sample_size(profile.n, GRID_SAMPLE);
+        Layout::new(profile, None).candidate_fraction(sets, m, bipartite) * pairs
     };
     let m = model();
     let costs = [

@@ -12,7 +12,10 @@
 //! its own fixed direction, bouncing off the world's walls.
 //!
 //! Profiling aids (environment): `FRAMES_SOLO` times the persistent
-//! contenders alone (with `FRAMES_DUMP`, every frame's time is printed too),
+//! contenders alone (with `FRAMES_DUMP`, every frame's time is printed too;
+//! with `FRAMES_FLUSH`, 64 MB are written between frames, so that each
+//! frame starts with cold caches, as in an engine that does other work
+//! between updates),
 //! `FRAMES_COUNT` sets the number of timed frames (default 40),
 //! `FRAMES_GRIDS`, `FRAMES_BULLET`, `FRAMES_INSERT` and `FRAMES_SORTED` are
 //! described where they are read.
@@ -190,9 +193,17 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         // Profiling aid: the persistent contenders alone (median per frame
         // of all of them together).
         let mut times = Vec::new();
+        let mut flush = std::env::var_os("FRAMES_FLUSH").map(|_| vec![0u64; 8 << 20]);
         for f in 0..warm + frames {
             w.step(&mut Vec::new());
             let moves: Vec<_> = w.moving().iter().map(|&i| (i, w.boxes()[i as usize])).collect();
+            if let Some(buf) = flush.as_mut() {
+                // Evicts the caches (see the module notes).
+                for (i, x) in buf.iter_mut().enumerate() {
+                    *x = x.wrapping_add(i as u64);
+                }
+                std::hint::black_box(&buf);
+            }
             let t = Instant::now();
             for c in &mut cs {
                 c.frame(&w, &moves);
