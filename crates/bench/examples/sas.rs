@@ -2,7 +2,7 @@ use broadphase::{Aabb, Algorithm, PairFinder, Scalar, Workspace};
 use broadphase_scenes::{to_f32, Scene};
 use std::time::Instant;
 fn run<S: Scalar>(b: &[Aabb<S, 3>], alg: Algorithm, reps: usize) {
-    let f = PairFinder::new(alg);
+    let f = PairFinder::new(alg).parallel(std::env::var_os("PAR").is_some());
     let mut ws = Workspace::new();
     let mut out = Vec::new();
     let mut all = Vec::new();

@@ -76,13 +76,21 @@ fn one<S: Scalar, const D: usize>(
         // runs, as a caller searching every frame would.
         let mut ws = Workspace::new();
         let mut out = Vec::new();
-        for _ in 0..a.repeat {
-            let (t, r) = with_threads(a.threads, || {
-                out.clear();
-                let t = Instant::now();
-                let r = finder.find_with(&mut ws, boxes, &mut out);
-                (t.elapsed().as_secs_f64(), r)
-            })?;
+        let mut runs = || {
+            (0..a.repeat)
+                .map(|_| {
+                    out.clear();
+                    let t = Instant::now();
+                    let r = finder.find_with(&mut ws, boxes, &mut out);
+                    (t.elapsed().as_secs_f64(), r)
+                })
+                .collect::<Vec<_>>()
+        };
+        // Single-threaded searches run on this thread; threads come from one
+        // pool per algorithm (a search on a thread just spawned starts with
+        // cold caches).
+        let runs = if a.threads == 1 { runs() } else { with_threads(a.threads, runs)? };
+        for (t, r) in runs {
             times.push(t);
             result = Some(r.map_err(|e| e.to_string())?);
         }
