@@ -184,6 +184,16 @@ mod tests {
     }
 
     #[test]
+    fn sample_size_is_an_eighth_within_bounds() {
+        assert_eq!(sample_size(10, SAMPLE), 64); // more than the set: all of it is taken
+        assert_eq!(sample_size(1000, SAMPLE), 125);
+        assert_eq!(sample_size(4095, SAMPLE), 511);
+        assert_eq!(sample_size(4096, SAMPLE), SAMPLE);
+        assert_eq!(sample_size(1_000_000, SAMPLE / 2), SAMPLE / 2);
+        assert_eq!(sample_indices(10, sample_size(10, SAMPLE)).count(), 10);
+    }
+
+    #[test]
     fn picks_the_spread_axis() {
         // Long thin boxes spread along y: all overlap on x, few on y.
         let boxes: Vec<Aabb<f64, 2>> =
