@@ -85,7 +85,7 @@ fn fit2(rows: &[(f64, f64, f64)]) -> (f64, f64) {
 fn calibrate(quick: bool) {
     use broadphase::auto_stats;
     let sizes: &[usize] = if quick { &[1_000, 10_000, 50_000] } else { &[1_000, 10_000, 100_000, 300_000] };
-    let r = Runner { repeat: 3 };
+    let r = Runner { repeat: 5 };
     // (scene, dim, n, sweep candidates, grid candidates, [sap, grid, bi] seconds)
     let mut rows: Vec<(Scene, usize, usize, f64, f64, [f64; 3])> = Vec::new();
     let args: Vec<String> = std::env::args().collect();
@@ -206,18 +206,25 @@ fn calibrate(quick: bool) {
 /// would take too long (a sweep over a quadratic number of candidates).
 fn time3<S: Scalar, const D: usize>(r: &Runner, b: &[Aabb<S, D>]) -> [f64; 3] {
     let stats = broadphase::auto_stats(b);
+    let algs = [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::BoxIntersect];
+    let light: Vec<usize> = (0..3)
+        .filter(|&k| match algs[k] {
+            Algorithm::SortAndSweep => stats.sweep_candidates <= 3e9,
+            Algorithm::Grid => stats.grid_candidates <= 3e9,
+            _ => true,
+        })
+        .collect();
+    // Raced together, run by run, so that a drift of the machine's speed
+    // reaches all three alike (one at a time, the medians of a case moved
+    // by 2x from one calibration to the next).
+    let mut fs: Vec<_> = light.iter().map(|&k| ours::<S, D>(algs[k], false)).collect();
+    let mut runs: Vec<Box<dyn FnMut() -> usize + '_>> =
+        fs.iter_mut().map(|f| Box::new(move || f(b)) as Box<dyn FnMut() -> usize>).collect();
+    let mut refs: Vec<&mut dyn FnMut() -> usize> = runs.iter_mut().map(|f| f.as_mut() as _).collect();
+    let times = r.race(&mut refs);
     let mut t = [f64::INFINITY; 3];
-    for (k, alg) in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::BoxIntersect].into_iter().enumerate() {
-        let heavy = match alg {
-            Algorithm::SortAndSweep => stats.sweep_candidates > 3e9,
-            Algorithm::Grid => stats.grid_candidates > 3e9,
-            _ => false,
-        };
-        if heavy {
-            continue;
-        }
-        let mut f = ours::<S, D>(alg, false);
-        t[k] = r.race(&mut [&mut || f(b)])[0].0;
+    for (&k, (time, _)) in light.iter().zip(times) {
+        t[k] = time;
     }
     t
 }
