@@ -294,19 +294,16 @@ impl Ctx<'_> {
             }
             let finder = PairFinder::new(alg).parallel(a.threads != 1);
             let (mut ws, mut out) = (Workspace::new(), Vec::<Pair>::new());
-            let mut run = || {
+            // One pool for all the runs of a cell (see `with_threads`).
+            let times = with_threads(a.threads, || {
                 time_runs(a, || {
                     out.clear();
                     let t = Instant::now();
                     finder.find_with(&mut ws, boxes, &mut out).expect("valid sizes");
                     t.elapsed().as_secs_f64()
                 })
-            };
-            // Single-threaded searches run on this thread, as the peers' do.
-            // A pool of threads is made once per cell, not per run: a search
-            // run on a thread just spawned starts with cold caches, which
-            // made searches of 1e3 boxes look twice as slow as they are.
-            let times = if a.threads == 1 { run() } else { with_threads(a.threads, run).expect("thread pool") };
+            })
+            .expect("thread pool");
             let bytes = ws.memory() + out.capacity() * core::mem::size_of::<Pair>();
             let hash = pair_hash(out.iter().map(|p| (p.a(), p.b())));
             cell.push(Row::new(&at, alg.name(), &times, Spread::Range, out.len(), bytes as f64, hash));

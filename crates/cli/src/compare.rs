@@ -76,7 +76,8 @@ fn one<S: Scalar, const D: usize>(
         // runs, as a caller searching every frame would.
         let mut ws = Workspace::new();
         let mut out = Vec::new();
-        let mut runs = || {
+        // One pool for all the runs of an algorithm (see `with_threads`).
+        let runs = with_threads(a.threads, || {
             (0..a.repeat)
                 .map(|_| {
                     out.clear();
@@ -85,11 +86,7 @@ fn one<S: Scalar, const D: usize>(
                     (t.elapsed().as_secs_f64(), r)
                 })
                 .collect::<Vec<_>>()
-        };
-        // Single-threaded searches run on this thread; threads come from one
-        // pool per algorithm (a search on a thread just spawned starts with
-        // cold caches).
-        let runs = if a.threads == 1 { runs() } else { with_threads(a.threads, runs)? };
+        })?;
         for (t, r) in runs {
             times.push(t);
             result = Some(r.map_err(|e| e.to_string())?);

@@ -217,10 +217,14 @@ fn time3<S: Scalar, const D: usize>(r: &Runner, b: &[Aabb<S, D>]) -> [f64; 3] {
     // Raced together, run by run, so that a drift of the machine's speed
     // reaches all three alike (one at a time, the medians of a case moved
     // by 2x from one calibration to the next).
-    let mut fs: Vec<_> = light.iter().map(|&k| ours::<S, D>(algs[k], false)).collect();
-    let mut runs: Vec<Box<dyn FnMut() -> usize + '_>> =
-        fs.iter_mut().map(|f| Box::new(move || f(b)) as Box<dyn FnMut() -> usize>).collect();
-    let mut refs: Vec<&mut dyn FnMut() -> usize> = runs.iter_mut().map(|f| f.as_mut() as _).collect();
+    let mut runs: Vec<_> = light
+        .iter()
+        .map(|&k| {
+            let mut f = ours::<S, D>(algs[k], false);
+            move || f(b)
+        })
+        .collect();
+    let mut refs: Vec<&mut dyn FnMut() -> usize> = runs.iter_mut().map(|f| f as _).collect();
     let times = r.race(&mut refs);
     let mut t = [f64::INFINITY; 3];
     for (&k, (time, _)) in light.iter().zip(times) {
