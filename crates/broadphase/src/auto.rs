@@ -50,23 +50,24 @@ struct Model {
 }
 
 // With AVX-512: fitted by `targets --calibrate` on every shared scene at
-// 1e3, 1e4, 1e5 and 3e5 boxes, 2D and 3D (an AVX-512 Zen 4 VM, 2026-11-23,
-// after sort-and-sweep's 8-bit grid): least squares gave 43.1 +
-// 0.102/candidate for sort-and-sweep, 48.7 + 0.364/candidate for the grid,
-// 16.1 per n log^(d-1) n for box-intersect; the values below are those
-// tuned for the choice, with which the pick was the fastest of the three in
-// all 72 cases. Box-intersect's constant is that run's 5.64 over its
-// speed-up since (integer codes; 1.95x, the geometric mean over the nine
-// scenes at 1e4 and 1e5, 2D and 3D, alternated on an AVX2 machine: it has no
-// SIMD, so the ratio carries over). Not fitted again since the profile's
-// sample shrank for small sets (no AVX-512 machine at hand): the grid's
-// per-box cost is likely overstated below 1e4 boxes there too.
+// 1e3, 1e4, 1e5 and 3e5 boxes, 2D and 3D, on an Intel Xeon with AVX-512
+// (family 6 model 207, Emerald Rapids; a lent 16-core VM, 2026-11-26), after
+// the profile's sample was cut for small sets. Two calibrations there:
+// least squares gave 73.0 / 64.9 + 0.093 / 0.134 per candidate for
+// sort-and-sweep, 70.2 / 72.0 + 0.382 / 0.505 for the grid, 12.3 / 9.8 for
+// box-intersect. The values below are those tuned for the choice on the
+// second run; on the first (not used for tuning) the pick's worst ratio to
+// the fastest was 1.00 of 72 cases, on the second 1.03. The constants used
+// before (fitted on an AVX-512 Zen 4 VM on 2026-11-23 with the full sample)
+// scored 5.1 and 5.3 there: they took box-intersect for clustered 2D at 3e5
+// boxes (5x the grid's time) and sort-and-sweep for most sets of 1e3 boxes
+// (up to 1.7x the grid's).
 const AVX512: Model = Model {
-    sap_per_box: 15.1,
-    sap_per_candidate: 0.143,
-    grid_per_box: 24.3,
-    grid_per_candidate: 0.364,
-    bi_per_box_log: 2.89,
+    sap_per_box: 22.7,
+    sap_per_candidate: 0.269,
+    grid_per_box: 25.2,
+    grid_per_candidate: 0.353,
+    bi_per_box_log: 4.88,
 };
 
 // Without AVX-512 (AVX2, and the portable kernels for want of a better
