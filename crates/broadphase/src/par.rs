@@ -16,6 +16,19 @@ pub(crate) fn pieces<P: Send + Sync + Copy>(
     parts: &mut Vec<Vec<P>>,
     piece: impl Fn(usize, &mut Vec<P>) + Sync,
 ) {
+    pieces_with(parallel, pieces, out, parts, || (), |_, k, out| piece(k, out));
+}
+
+/// [`pieces`] with working state made by `init`: once for a run on the
+/// calling thread, once per batch of pieces a thread takes with threads.
+pub(crate) fn pieces_with<P: Send + Sync + Copy, T>(
+    parallel: bool,
+    pieces: usize,
+    out: &mut Vec<P>,
+    parts: &mut Vec<Vec<P>>,
+    init: impl Fn() -> T + Sync + Send,
+    piece: impl Fn(&mut T, usize, &mut Vec<P>) + Sync,
+) {
     #[cfg(feature = "parallel")]
     if parallel && pieces > 1 && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
@@ -23,9 +36,9 @@ pub(crate) fn pieces<P: Send + Sync + Copy>(
             parts.resize_with(pieces, Vec::new);
         }
         let parts = &mut parts[..pieces];
-        parts.par_iter_mut().enumerate().for_each(|(k, v)| {
+        parts.par_iter_mut().enumerate().for_each_init(&init, |t, (k, v)| {
             v.clear();
-            piece(k, v);
+            piece(t, k, v);
         });
         let parts = &*parts;
         // Concatenate in order, the copies in parallel: each part owns its
@@ -51,8 +64,9 @@ pub(crate) fn pieces<P: Send + Sync + Copy>(
         return;
     }
     let _ = (parallel, parts);
+    let mut t = init();
     for k in 0..pieces {
-        piece(k, out);
+        piece(&mut t, k, out);
     }
 }
 

@@ -240,12 +240,18 @@ mod par {
     // SAFETY: as for `Send`: shared only to write disjoint slots.
     unsafe impl Sync for Slots {}
 
+    /// Up to this many chunks, a scatter pass also counts the digits of
+    /// the next pass per chunk of its output (every pass then reads its
+    /// input once); each thread's table of those counts holds a row per
+    /// chunk, so the tables grow with the square of the chunks: with more,
+    /// the next digits are counted in a pass of their own.
+    const FUSED_CHUNKS: usize = 16;
+
     /// Parallel LSD radix sort: each chunk counts its digits, offsets are laid
     /// out digit-major then chunk-major (so the result is the stable order,
     /// whatever the number of chunks), and the chunks scatter concurrently.
-    /// The chunks are powers of two long, so that each scatter also counts,
-    /// per chunk of its output, the digits of the next pass: every pass reads
-    /// its input once.
+    /// The chunks are powers of two long, so that each scatter can also
+    /// count, per chunk of its output, the digits of the next pass.
     pub(super) fn sort(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
         let n = items.len();
         let shift = n.div_ceil(rayon::current_num_threads() * 4).next_power_of_two().trailing_zeros();
@@ -277,10 +283,24 @@ mod par {
         let k0 = all.iter().position(|&p| p == first).unwrap_or(0);
         let mut hist: Vec<[u32; BUCKETS]> = counts.iter().map(|h| h[k0]).collect();
         debug_assert_eq!(hist.len(), chunks);
+        let fused = chunks <= FUSED_CHUNKS;
         let mut in_items = true;
         for (k, &(shift_d, bits)) in passes.iter().enumerate() {
             let (src, dst) = if in_items { (&items[..], &mut scratch[..n]) } else { (&scratch[..n], &mut items[..]) };
-            hist = scatter(src, dst, shift, &hist, (shift_d, bits), passes.get(k + 1).copied());
+            let next = passes.get(k + 1).copied();
+            hist = scatter(src, dst, shift, &hist, (shift_d, bits), next.filter(|_| fused));
+            if let (Some((s, b)), false) = (next, fused) {
+                hist = dst
+                    .par_chunks(chunk_len)
+                    .map(|c| {
+                        let mut h = [0u32; BUCKETS];
+                        for &x in c {
+                            h[digit(x, s, b)] += 1;
+                        }
+                        h
+                    })
+                    .collect();
+            }
             in_items = !in_items;
         }
         if !in_items {
@@ -312,13 +332,16 @@ mod par {
         }
         assert_eq!(sum, dst.len());
         let out = Slots(dst.as_mut_ptr());
-        let parts: Vec<Vec<[u32; BUCKETS]>> = src
+        // Each chunk's counts of the next digits, per chunk of `dst`: rows
+        // as wide as that digit.
+        let (nshift, nbits) = next.unwrap_or((0, 0));
+        let width = if next.is_some() { 1usize << nbits } else { 0 };
+        let parts: Vec<Vec<u32>> = src
             .par_chunks(1 << shift)
             .zip(offsets.into_par_iter())
             .map(move |(c, mut off)| {
                 let out = out;
-                let mut counts = vec![[0u32; BUCKETS]; if next.is_some() { chunks } else { 0 }];
-                let (nshift, nbits) = next.unwrap_or((0, 0));
+                let mut counts = vec![0u32; chunks * width];
                 for &x in c {
                     let d = digit(x, dshift, bits);
                     let at = off[d];
@@ -328,21 +351,24 @@ mod par {
                     // slot is written exactly once, by one thread, in bounds.
                     unsafe { out.0.add(at).write(x) };
                     off[d] = at + 1;
-                    if next.is_some() {
-                        counts[at >> shift][digit(x, nshift, nbits)] += 1;
+                    if width != 0 {
+                        counts[(at >> shift) * width + digit(x, nshift, nbits)] += 1;
                     }
                 }
                 counts
             })
             .collect();
-        let mut total = vec![[0u32; BUCKETS]; if next.is_some() { chunks } else { 0 }];
-        for p in &parts {
-            for (t, h) in total.iter_mut().zip(p) {
-                for (a, b) in t.iter_mut().zip(h.iter()) {
+        if width == 0 {
+            return Vec::new();
+        }
+        let mut total = vec![[0u32; BUCKETS]; chunks];
+        total.par_iter_mut().enumerate().for_each(|(c, t)| {
+            for p in &parts {
+                for (a, b) in t.iter_mut().zip(&p[c * width..(c + 1) * width]) {
                     *a += b;
                 }
             }
-        }
+        });
         total
     }
 }
@@ -353,12 +379,25 @@ mod tests {
 
     fn check(keys: impl Fn(&mut crate::Lcg) -> u32, n: usize, parallel: bool) {
         let mut seed = crate::Lcg::new(42);
-        let mut items: Vec<u64> = (0..n as u32).map(|i| keyed(keys(&mut seed), i)).collect();
+        let items: Vec<u64> = (0..n as u32).map(|i| keyed(keys(&mut seed), i)).collect();
         let mut expect = items.clone();
         expect.sort_by_key(|&x| x >> 32); // stable: the reference order
-        let mut scratch = Vec::new();
-        sort_keyed(&mut items, &mut scratch, parallel);
-        assert_eq!(items, expect);
+        let sorted = |items: &[u64]| {
+            let (mut items, mut scratch) = (items.to_vec(), Vec::new());
+            sort_keyed(&mut items, &mut scratch, parallel);
+            items
+        };
+        assert_eq!(sorted(&items), expect);
+        // With threads: on pools of 2 threads (chunks few enough to count
+        // the next digits while scattering) and of 24 (too many: counted
+        // in a pass of their own), whatever this machine has.
+        #[cfg(feature = "parallel")]
+        if parallel {
+            for threads in [2, 24] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                assert_eq!(pool.install(|| sorted(&items)), expect, "{threads} threads");
+            }
+        }
     }
 
     #[test]

@@ -169,6 +169,31 @@ fn large_scenes_threaded_match() {
     check_complete_against_fast(&v, &expect);
 }
 
+/// The threaded variants on a pool of many threads, whatever this machine
+/// has: the radix sort then counts each pass's digits in a pass of their
+/// own, the grid places its boxes without cuts and counts its cells while
+/// distributing, and the sweeps run in many pieces at once.
+#[cfg(feature = "parallel")]
+#[test]
+fn many_threads_reproduce_one_thread() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(24).build().unwrap();
+    let v3 = Scene::Uniform.generate::<3>(150_000, 11);
+    let v2 = Scene::Uniform.generate::<2>(150_000, 12);
+    for a in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Auto] {
+        let seq = PairFinder::new(a).find(&v3).unwrap();
+        let par = pool.install(|| PairFinder::new(a).parallel(true).find(&v3).unwrap());
+        assert!(seq == par, "3D {a}: 24 threads differ from one");
+        let seq = PairFinder::new(a).find(&v2).unwrap();
+        let par = pool.install(|| PairFinder::new(a).parallel(true).find(&v2).unwrap());
+        assert!(seq == par, "2D {a}: 24 threads differ from one");
+    }
+    let mut expect = textbook_sort_and_sweep(&v3);
+    expect.sort_unstable();
+    let mut got = pool.install(|| PairFinder::new(Algorithm::Grid).parallel(true).find(&v3).unwrap());
+    got.sort_unstable();
+    assert!(got == expect, "3D grid on 24 threads: {} pairs, textbook {}", got.len(), expect.len());
+}
+
 fn check_complete_against_fast<S: broadphase::Scalar, const D: usize>(v: &[Aabb<S, D>], expect: &[broadphase::Pair]) {
     for a in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect] {
         let seq = PairFinder::new(a).find(v).unwrap();

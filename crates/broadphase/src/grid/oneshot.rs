@@ -22,8 +22,17 @@ const CELL_SCALE: f64 = 2.0;
 const CELLS_PER_BOX: f64 = 0.5;
 /// Never more cells than this: cell indices and list flags share 32 bits.
 const MAX_CELLS: u64 = 1 << 22;
-/// Cells per parallel piece.
+/// Cells per parallel piece, at most ...
 const PIECE_CELLS: usize = 128;
+/// ... and boxes per piece at most about this many, so that large sets
+/// over few cells (a 2D grid of a million boxes has 576 columns) still cut
+/// into enough pieces to keep many threads busy.
+const PIECE_BOXES: usize = 4096;
+
+/// The pieces of a sweep over `ncells` cells holding `boxes` boxes.
+fn sweep_pieces(ncells: usize, boxes: usize) -> usize {
+    par::piece_count(ncells, PIECE_CELLS).max((boxes / PIECE_BOXES).min(ncells))
+}
 
 /// Most boxes the grid takes (a list element holds a position in
 /// `entries` beside the two home flags).
@@ -477,15 +486,14 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     build(boxes, &layout, keys, scratch, side, parallel);
     let side = &*side;
     let ncells = layout.cell_count();
-    let pieces = par::piece_count(ncells, PIECE_CELLS);
+    let pieces = sweep_pieces(ncells, boxes.len());
     let simd = Simd::detect();
-    par::pieces(parallel, pieces, out, parts, |p, out| {
-        let mut buf = Soa::new();
+    par::pieces_with(parallel, pieces, out, parts, Soa::new, |buf, p, out| {
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
             if l.len() > 2 {
                 buf.fill_list(&side.entries, &l[..l.len() - 1]);
-                super::kernel::sweep_rows(&buf, 0..buf.len(), simd, out);
+                super::kernel::sweep_rows(buf, 0..buf.len(), simd, out);
             }
         }
     });
@@ -530,7 +538,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     let ncells = layout.cell_count();
     {
         let (sa, sb) = (&*sa, &*sb);
-        let pieces = par::piece_count(ncells, PIECE_CELLS);
+        let pieces = sweep_pieces(ncells, a.len() + b.len());
         par::pieces(parallel, pieces, out, parts, |p, out| {
             for c in p * ncells / pieces..(p + 1) * ncells / pieces {
                 sweep_two_lists(&sa.entries, list(sa, c), &sb.entries, list(sb, c), out);
