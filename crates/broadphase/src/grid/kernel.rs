@@ -559,8 +559,12 @@ pub(crate) fn upper_f32(v: f64) -> f32 {
     -lower_f32(-v).max(-f32::MAX)
 }
 
-/// The SIMD level of this CPU, detected once per search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The SIMD level the kernels use: the best this CPU has, or a lower one
+/// named by the environment variable `BROADPHASE_SIMD` (`portable`, `avx2`
+/// or `avx512`; read once per process; a level the CPU lacks, or any other
+/// value, leaves the CPU's own). The lower levels are there to compare
+/// kernels on one machine, or to sidestep a slow one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Simd {
     Portable,
     #[cfg(target_arch = "x86_64")]
@@ -570,7 +574,30 @@ pub(crate) enum Simd {
 }
 
 impl Simd {
+    /// The level the kernels use (see the type's notes).
     pub(crate) fn detect() -> Self {
+        static LEVEL: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+        *LEVEL.get_or_init(|| {
+            let cpu = Simd::cpu();
+            let asked = std::env::var("BROADPHASE_SIMD").ok().and_then(|v| Simd::named(v.trim()));
+            asked.map_or(cpu, |a| a.min(cpu))
+        })
+    }
+
+    /// The level named `name`, if this build knows it.
+    fn named(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "portable" | "scalar" => Some(Simd::Portable),
+            #[cfg(target_arch = "x86_64")]
+            "avx2" => Some(Simd::Avx2),
+            #[cfg(target_arch = "x86_64")]
+            "avx512" | "avx-512" => Some(Simd::Avx512),
+            _ => None,
+        }
+    }
+
+    /// The best level this CPU runs.
+    fn cpu() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f")
@@ -596,7 +623,7 @@ impl Simd {
             if std::arch::is_x86_feature_detected!("avx2") {
                 v.push(Simd::Avx2);
             }
-            if Simd::detect() == Simd::Avx512 {
+            if Simd::cpu() == Simd::Avx512 {
                 v.push(Simd::Avx512);
             }
         }
@@ -622,8 +649,73 @@ pub(crate) fn sweep_rows<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, s
 }
 
 /// The portable kernel: the reference the SIMD kernels must match, pair for
-/// pair and in order.
+/// pair and in order (each group of rows against the rows `d` after them,
+/// `d = 1, 2, ...`, until none of the group reaches that far; within a
+/// step, rows in order). Without a grid, each step tests the whole group at
+/// once into bit masks, a loop of fixed length over plain columns that the
+/// compiler turns into whatever vectors the target has (SSE2, NEON).
 pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, out: &mut Vec<Pair>) {
+    if b.grid != 0 {
+        return sweep_portable_grid(b, rows, out);
+    }
+    match S::GROUP {
+        16 => sweep_portable_masks::<S, 16>(b, rows, out),
+        _ => sweep_portable_masks::<S, 8>(b, rows, out),
+    }
+}
+
+/// [`sweep_portable`] without a grid, `G` rows a group.
+fn sweep_portable_masks<S: Scalar, const G: usize>(b: &Soa<S>, rows: core::ops::Range<usize>, out: &mut Vec<Pair>) {
+    let mut i = rows.start;
+    while i < rows.end {
+        // Rows past the range belong to the next piece (or are padding).
+        let valid = if rows.end - i >= G { u32::MAX >> (32 - G) } else { (1u32 << (rows.end - i)) - 1 };
+        // The group's own columns. Every slice below stays within the
+        // padding: a step `d` is taken only while a valid row `r` reaches
+        // `r + d`, which then is a box (the padding starts at `+∞`), so
+        // `i + d < len` and `i + d + G <= len + PAD`.
+        let hi: &[S; G] = b.hi[i..i + G].try_into().unwrap();
+        let home: &[u32; G] = b.home[i..i + G].try_into().unwrap();
+        let col = |c: usize| -> &[S; G] { b.c[c][i..i + G].try_into().unwrap() };
+        let (a0, a1, a2, a3) = (col(0), col(1), col(2), col(3));
+        let mut d = 1;
+        loop {
+            let j = i + d;
+            let lo: &[S; G] = b.lo[j..j + G].try_into().unwrap();
+            let hj: &[u32; G] = b.home[j..j + G].try_into().unwrap();
+            let colj = |c: usize| -> &[S; G] { b.c[c][j..j + G].try_into().unwrap() };
+            let (b0, b1, b2, b3) = (colj(0), colj(1), colj(2), colj(3));
+            let (mut within, mut hit) = (0u32, 0u32);
+            for k in 0..G {
+                let w = lo[k] <= hi[k];
+                // c = (min_y, min_z, -max_y, -max_z): min_j <= max_r and
+                // min_r <= max_j on both cross axes.
+                let ok = w
+                    & (b0[k] <= -a2[k])
+                    & (b1[k] <= -a3[k])
+                    & (b2[k] <= -a0[k])
+                    & (b3[k] <= -a1[k])
+                    & ((hj[k] | home[k]) == HOME_BOTH);
+                within |= u32::from(w) << k;
+                hit |= u32::from(ok) << k;
+            }
+            if within & valid == 0 {
+                break;
+            }
+            let mut hit = hit & valid;
+            while hit != 0 {
+                let k = hit.trailing_zeros() as usize;
+                hit &= hit - 1;
+                out.push(Pair::ordered(b.id[i + k], b.id[j + k]));
+            }
+            d += 1;
+        }
+        i += G;
+    }
+}
+
+/// [`sweep_portable`] with the cross axes on a grid, one test at a time.
+fn sweep_portable_grid<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, out: &mut Vec<Pair>) {
     let mut i = rows.start;
     while i < rows.end {
         let last = (i + S::GROUP).min(rows.end);
@@ -636,16 +728,7 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize
                     continue;
                 }
                 going = true;
-                let ok = if b.grid != 0 {
-                    grid_overlap(b.grid, [b.qlo[j], b.qhi[j]], [b.qlo[r], b.qhi[r]])
-                } else {
-                    (b.c[0][j] <= -b.c[2][r])
-                        & (b.c[1][j] <= -b.c[3][r])
-                        & (b.c[2][j] <= -b.c[0][r])
-                        & (b.c[3][j] <= -b.c[1][r])
-                        & ((b.home[j] | b.home[r]) == HOME_BOTH)
-                };
-                if ok {
+                if grid_overlap(b.grid, [b.qlo[j], b.qhi[j]], [b.qlo[r], b.qhi[r]]) {
                     out.push(Pair::ordered(b.id[r], b.id[j]));
                 }
             }
@@ -658,9 +741,6 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize
     }
 }
 
-/// Whether rows `j` and `r`, with grid values `[qlo, qhi]` of layout `kind`
-/// (see [`Quant::kind`]), overlap on the grid.
-#[inline(always)]
 fn grid_overlap(kind: u8, j: [u32; 2], r: [u32; 2]) -> bool {
     // Every field of `a` at or below the same field of `b`.
     let le = |a: u32, b: u32, w: u32| {
@@ -1484,6 +1564,13 @@ mod tests {
                         sweep_rows(&buf, 0..cut, simd, &mut pieces);
                         sweep_rows(&buf, cut..n, simd, &mut pieces);
                         assert_eq!(pieces, expect, "n={n} spread={spread} {simd:?} in pieces");
+                        // Rows ending off a group boundary: the pairs of the
+                        // rows before the end alone (row r holds box r).
+                        let end = n.saturating_sub(1 + n / 3);
+                        let mut head = Vec::new();
+                        sweep_rows(&buf, 0..end, simd, &mut head);
+                        let want: Vec<Pair> = expect.iter().copied().filter(|p| (p.a() as usize) < end).collect();
+                        assert_eq!(head, want, "n={n} spread={spread} {simd:?} rows to {end}");
                     }
                 }
             }
