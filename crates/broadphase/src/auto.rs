@@ -8,16 +8,18 @@
 //! - the grid tests the pairs in neighbouring cells that overlap on the sweep
 //!   axis, counted on the sample with the grid's own layout (oversized boxes
 //!   included);
-//! - box-intersect costs about `n log² n` whatever the layout, so it wins
-//!   when both of the above are large (dense projections on every axis).
+//! - box-intersect costs about `n log^(d-1) n` whatever the layout (with
+//!   its own constant per dimension: per `n log n` it costs four to five
+//!   times as much in 2D as per `n log² n` in 3D), so it wins when both of
+//!   the above are large (dense projections on every axis).
 //!
 //! The constants (nanoseconds per box and per candidate) are fitted to
 //! measurements: `cargo run --release -p broadphase-bench --bin targets --
 //! --calibrate` times the algorithms on every shared scene at several sizes
 //! and prints the least-squares fit of these cost models, and how often the
 //! resulting choice is within 1.5x of the best; the values below come from
-//! such runs, one set for CPUs with AVX-512 and one for the others (see the
-//! comments).
+//! such runs, one set per SIMD level of the kernels (AVX-512, AVX2,
+//! portable; see the comments).
 
 use crate::grid::oneshot::Layout;
 use crate::stats::Profile;
@@ -46,7 +48,8 @@ struct Model {
     sap_per_candidate: f64,
     grid_per_box: f64,
     grid_per_candidate: f64,
-    bi_per_box_log: f64,
+    /// Box-intersect per `n log^(d-1) n`: in 1D and 2D, and in 3D.
+    bi_per_box_log: [f64; 2],
 }
 
 // With AVX-512: fitted by `targets --calibrate` on every shared scene at
@@ -62,12 +65,21 @@ struct Model {
 // scored 5.1 and 5.3 there: they took box-intersect for clustered 2D at 3e5
 // boxes (5x the grid's time) and sort-and-sweep for most sets of 1e3 boxes
 // (up to 1.7x the grid's).
+//
+// Box-intersect's constant was one for every dimension (4.88 above) until
+// the portable kernels' calibration showed that one constant cannot price
+// it in 2D and 3D alike (the medians per `n log^(d-1) n` were 18.7 in 2D
+// and 3.5 in 3D in the second run). With one per dimension, the picks
+// stay within 1.03x of the fastest in all three runs for any 2D constant
+// from 5 to 30 and any 3D one from 3 to 8: the values below sit inside
+// those ranges.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AVX512: Model = Model {
     sap_per_box: 22.7,
     sap_per_candidate: 0.269,
     grid_per_box: 25.2,
     grid_per_candidate: 0.353,
-    bi_per_box_log: 4.88,
+    bi_per_box_log: [12.0, 4.5],
 };
 
 // Without AVX-512 (AVX2, and the portable kernels for want of a better
@@ -83,21 +95,48 @@ const AVX512: Model = Model {
 // fitted on 2026-11-23 with the full sample gave 1.74, 1.82 and 1.67: they
 // priced the grid's fixed costs as per-box costs and took sort-and-sweep
 // for most sets of 1e3 boxes, where the grid is now 1.2-1.8x faster.
+// Box-intersect's constant, one per dimension since (6.66 for both before;
+// see the AVX-512 notes): on the last calibration here the picks kept
+// their worst of 1.22 (uniform 3D at 1e4, two algorithms within the noise)
+// for any 2D constant from 5 to 30 and any 3D one from 1.5 to 6.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AVX2: Model = Model {
     sap_per_box: 28.7,
     sap_per_candidate: 0.211,
     grid_per_box: 28.8,
     grid_per_candidate: 0.390,
-    bi_per_box_log: 6.66,
+    bi_per_box_log: [12.0, 3.0],
 };
 
-/// The constants for this CPU.
+// The portable kernels (no AVX2: other x86 CPUs, and ARM, where they are
+// the only ones): fitted the same way on the AVX2 VM with
+// `BROADPHASE_SIMD=portable` (2026-11-26; the compiler vectorizes those
+// kernels for SSE2 there, for NEON on ARM, both 128 bits wide). Least
+// squares gave 56.6 + 1.207/candidate for sort-and-sweep (its kernel has no
+// cross-axis grid at this level: 5-7x slower per candidate than with
+// AVX2), 87.4 + 1.227/candidate for the grid, box-intersect 20.1 per
+// `n log n` in 2D and 3.6 per `n log² n` in 3D. Tuned for the choice, the
+// pick was the fastest in all 72 cases for any 2D constant from 10 to 30
+// and any 3D one from 1.5 to 4.5 (with a single constant, box-intersect
+// was taken for clustered 2D at 3e5 boxes, 2.9x the grid's time).
+const PORTABLE: Model = Model {
+    sap_per_box: 19.8,
+    sap_per_candidate: 0.604,
+    grid_per_box: 30.6,
+    grid_per_candidate: 0.859,
+    bi_per_box_log: [17.0, 2.5],
+};
+
+/// The constants for the kernels this CPU runs.
 fn model() -> &'static Model {
-    #[cfg(target_arch = "x86_64")]
-    if crate::grid::kernel::Simd::detect() == crate::grid::kernel::Simd::Avx512 {
-        return &AVX512;
+    use crate::grid::kernel::Simd;
+    match Simd::detect() {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => &AVX512,
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => &AVX2,
+        Simd::Portable => &PORTABLE,
     }
-    &AVX2
 }
 
 /// What `Auto` sees of an input: its size and sampled estimates of the work
@@ -145,7 +184,10 @@ fn stats<S: Scalar, const D: usize>(profile: &Profile<D>, sets: &[&[Aabb<S, D>]]
     let costs = [
         (Algorithm::SortAndSweep, m.sap_per_box * n + m.sap_per_candidate * sweep_candidates),
         (Algorithm::Grid, m.grid_per_box * n + m.grid_per_candidate * grid_candidates),
-        (Algorithm::BoxIntersect, m.bi_per_box_log * n * n.max(2.0).log2().powi(D as i32 - 1).max(1.0)),
+        (
+            Algorithm::BoxIntersect,
+            m.bi_per_box_log[usize::from(D >= 3)] * n * n.max(2.0).log2().powi(D as i32 - 1).max(1.0),
+        ),
     ];
     let small = if bipartite { brute_bipartite(sets[0].len(), sets[1].len()) } else { profile.n <= BRUTE_MAX };
     let choice = if small {

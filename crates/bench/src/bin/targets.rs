@@ -88,6 +88,11 @@ fn calibrate(quick: bool) {
     let r = Runner { repeat: 5 };
     // (scene, dim, n, sweep candidates, grid candidates, [sap, grid, bi] seconds)
     let mut rows: Vec<(Scene, usize, usize, f64, f64, [f64; 3])> = Vec::new();
+    // This build's own pick per case (0 sort-and-sweep, 1 grid, 2
+    // box-intersect), where known: measured here, or read from a file that
+    // has the column.
+    let mut built: Vec<Option<usize>> = Vec::new();
+    let index = |a: &str| ["sort-and-sweep", "grid", "box-intersect"].iter().position(|&x| x == a);
     let args: Vec<String> = std::env::args().collect();
     if let Some(k) = args.iter().position(|a| a == "--from") {
         // Re-fit from the measurements of an earlier run.
@@ -103,9 +108,11 @@ fn calibrate(quick: bool) {
                 num(4),
                 [num(5), num(6), num(7)],
             ));
+            built.push(f.get(8).and_then(|a| index(a.trim())));
         }
     } else {
-        let mut csv = String::from("scene,dim,n,sweep_candidates,grid_candidates,sap_s,grid_s,box_intersect_s\n");
+        let mut csv =
+            String::from("scene,dim,n,sweep_candidates,grid_candidates,sap_s,grid_s,box_intersect_s,auto_choice\n");
         for scene in Scene::ALL {
             for &n in sizes {
                 for dim in [2usize, 3] {
@@ -117,10 +124,11 @@ fn calibrate(quick: bool) {
                         (auto_stats(&b), time3(&r, &b))
                     };
                     csv += &format!(
-                        "{scene},{dim},{n},{},{},{},{},{}\n",
-                        stats.sweep_candidates, stats.grid_candidates, t[0], t[1], t[2]
+                        "{scene},{dim},{n},{},{},{},{},{},{}\n",
+                        stats.sweep_candidates, stats.grid_candidates, t[0], t[1], t[2], stats.choice
                     );
                     rows.push((scene, dim, n, stats.sweep_candidates, stats.grid_candidates, t));
+                    built.push(index(&stats.choice.to_string()));
                 }
             }
         }
@@ -131,62 +139,76 @@ fn calibrate(quick: bool) {
     let grid: Vec<_> = rows.iter().filter(|r| r.5[1].is_finite()).map(|r| (r.2 as f64, r.4, r.5[1] * 1e9)).collect();
     let (sa, sb) = fit2(&sap);
     let (ga, gb) = fit2(&grid);
-    let mut bi: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.5[2].is_finite())
-        .map(|r| r.5[2] * 1e9 / (r.2 as f64 * (r.2 as f64).log2().powi(r.1 as i32 - 1)))
-        .collect();
-    bi.sort_by(f64::total_cmp);
-    let bc = bi[bi.len() / 2];
+    // Box-intersect per `n log^(d-1) n`, one constant per dimension (2D
+    // costs four to five times as much per `n log n` as 3D per `n log² n`):
+    // the median over the cases of that dimension.
+    let bi_fit = |dims: &[usize]| {
+        let mut v: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.5[2].is_finite() && dims.contains(&r.1))
+            .map(|r| r.5[2] * 1e9 / (r.2 as f64 * (r.2 as f64).log2().powi(r.1 as i32 - 1)))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(1.0)
+    };
+    let (b2, b3) = (bi_fit(&[1, 2]), bi_fit(&[3]));
     println!("## Auto calibration\n");
-    println!("least squares: SAP {sa:.1}/box + {sb:.3}/candidate, grid {ga:.1}/box + {gb:.3}/candidate, box-intersect {bc:.2}/(box log^(d-1))");
+    println!(
+        "least squares: SAP {sa:.1}/box + {sb:.3}/candidate, grid {ga:.1}/box + {gb:.3}/candidate, \
+         box-intersect {b2:.2}/(box log n) in 2D, {b3:.2}/(box log^2 n) in 3D"
+    );
+    // The cost of each algorithm for a case, and the model's pick.
+    let pick = |k: &[f64; 6], dim: usize, n: usize, cs: f64, cg: f64| {
+        let nf = n as f64;
+        let bi = if dim <= 2 { k[4] } else { k[5] };
+        let cost = [k[0] * nf + k[1] * cs, k[2] * nf + k[3] * cg, bi * nf * nf.log2().powi(dim as i32 - 1)];
+        (0..3).min_by(|&a, &b| cost[a].total_cmp(&cost[b])).unwrap()
+    };
     // The model is an approximation: tune the fitted constants for the
     // choice itself, minimising the worst (then the mean) ratio of the
     // pick's time to the best.
-    let score = |k: [f64; 5]| {
+    let score = |k: &[f64; 6]| {
         let (mut worst, mut sum) = (1.0f64, 0.0);
         for (_, dim, n, cs, cg, t) in &rows {
-            let nf = *n as f64;
-            let cost = [k[0] * nf + k[1] * cs, k[2] * nf + k[3] * cg, k[4] * nf * nf.log2().powi(*dim as i32 - 1)];
-            let pick = (0..3).min_by(|&a, &b| cost[a].total_cmp(&cost[b])).unwrap();
             let best = t.iter().copied().fold(f64::INFINITY, f64::min);
-            let ratio = t[pick] / best;
+            let ratio = t[pick(k, *dim, *n, *cs, *cg)] / best;
             worst = worst.max(ratio);
             sum += ratio.ln();
         }
         (worst, sum / rows.len() as f64)
     };
-    let base = [sa, sb, ga, gb, bc];
+    let base = [sa, sb, ga, gb, b2, b3];
     let steps = [0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8];
-    let mut best = (base, score(base));
-    for a in steps {
-        for b in steps {
-            for c in steps {
-                for d in steps {
-                    for e in steps {
-                        let k = [base[0] * a, base[1] * b, base[2] * c, base[3] * d, base[4] * e];
-                        let sc = score(k);
-                        if sc < best.1 {
-                            best = (k, sc);
-                        }
-                    }
-                }
-            }
+    let mut best = (base, score(&base));
+    let mut m = [0usize; 6];
+    'all: loop {
+        let k: [f64; 6] = core::array::from_fn(|i| base[i] * steps[m[i]]);
+        let sc = score(&k);
+        if sc < best.1 {
+            best = (k, sc);
         }
+        // The next combination of steps (an odometer over the six).
+        for d in m.iter_mut() {
+            *d += 1;
+            if *d < steps.len() {
+                continue 'all;
+            }
+            *d = 0;
+        }
+        break;
     }
-    let [sa, sb, ga, gb, bc] = best.0;
+    let k = best.0;
     println!(
-        "tuned for the choice: SAP_PER_BOX = {sa:.1}, SAP_PER_CANDIDATE = {sb:.3}, GRID_PER_BOX = {ga:.1}, \
-         GRID_PER_CANDIDATE = {gb:.3}, BI_PER_BOX_LOG = {bc:.2}\n"
+        "tuned for the choice: SAP_PER_BOX = {:.1}, SAP_PER_CANDIDATE = {:.3}, GRID_PER_BOX = {:.1}, \
+         GRID_PER_CANDIDATE = {:.3}, BI_PER_BOX_LOG = [{:.2}, {:.2}] (2D, 3D)\n",
+        k[0], k[1], k[2], k[3], k[4], k[5]
     );
     println!(
         "| scene | D | n | sap | grid | box-intersect | model picks | / best |\n|---|---|---|---|---|---|---|---|"
     );
     let mut worst: f64 = 1.0;
     for (scene, dim, n, cs, cg, t) in &rows {
-        let nf = *n as f64;
-        let cost = [sa * nf + sb * cs, ga * nf + gb * cg, bc * nf * nf.log2().powi(*dim as i32 - 1)];
-        let pick = (0..3).min_by(|&a, &b| cost[a].total_cmp(&cost[b])).unwrap();
+        let pick = pick(&k, *dim, *n, *cs, *cg);
         let best = t.iter().copied().fold(f64::INFINITY, f64::min);
         let ratio = t[pick] / best;
         worst = worst.max(ratio);
@@ -200,6 +222,18 @@ fn calibrate(quick: bool) {
         );
     }
     println!("\nworst ratio of the model's pick to the best: {worst:.2}");
+    // How this build's `Auto` picks (its compiled constants, for the SIMD
+    // level it runs), where the measurements say what it picked.
+    let mine: Vec<f64> = rows
+        .iter()
+        .zip(&built)
+        .filter_map(|(r, b)| b.map(|k| r.5[k] / r.5.iter().copied().fold(f64::INFINITY, f64::min)))
+        .collect();
+    if !mine.is_empty() {
+        let w = mine.iter().copied().fold(1.0, f64::max);
+        let g = (mine.iter().map(|x| x.ln()).sum::<f64>() / mine.len() as f64).exp();
+        println!("this build's Auto: worst ratio {w:.2}, geometric mean {g:.3}, over {} cases", mine.len());
+    }
 }
 
 /// Medians of sort-and-sweep, grid and box-intersect; +inf for a run that
