@@ -40,6 +40,13 @@
 //! and the grid have multi-threaded variants ([`PairFinder::parallel`],
 //! feature `parallel`, on by default) with identical output.
 //!
+//! The sweep kernels are picked at run time for the CPU: AVX-512, AVX2, or
+//! portable code that the compiler vectorizes for the target (SSE2, NEON);
+//! `Auto` prices the algorithms with constants measured for each of those
+//! levels. The environment variable `BROADPHASE_SIMD` (`portable`, `avx2`
+//! or `avx512`, read once per process) caps the level, to compare kernels
+//! on one machine; every level reports the same pairs in the same order.
+//!
 //! ## Input
 //!
 //! An [`Aabb`] is valid by construction: [`Aabb::new`] rejects NaN,

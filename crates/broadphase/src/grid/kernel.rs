@@ -108,6 +108,7 @@ impl<S: Scalar> Soa<S> {
     }
 
     /// Whether every row is at home (filled by [`Soa::fill_sorted`]).
+    #[cfg(target_arch = "x86_64")]
     pub(crate) fn all_home(&self) -> bool {
         self.all_home
     }
@@ -617,6 +618,7 @@ impl Simd {
     /// Every level this CPU can run, for tests.
     #[cfg(test)]
     pub(crate) fn all() -> Vec<Self> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Simd::Portable];
         #[cfg(target_arch = "x86_64")]
         {
@@ -760,6 +762,7 @@ fn grid_overlap(kind: u8, j: [u32; 2], r: [u32; 2]) -> bool {
 /// `e - last` for `e` the first row at or after `last` that starts after
 /// `m` (starts are sorted); found by a galloping search from `last`. Rows
 /// past the boxes start at `+∞`, so `e` never passes them.
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn safe_depth<S: Scalar>(lo: &[S], hi: &[S], group: core::ops::Range<usize>, len: usize) -> usize {
     let m = hi[group.clone()].iter().copied().fold(S::INFINITY, |a, b| if b < a { b } else { a });

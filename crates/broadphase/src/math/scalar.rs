@@ -4,8 +4,11 @@ use core::fmt::{Debug, Display};
 use core::ops::{Add, Mul, Neg, Sub};
 
 mod sealed {
+    #[cfg(target_arch = "x86_64")]
     use crate::grid::kernel::Soa;
+    #[cfg(target_arch = "x86_64")]
     use crate::Pair;
+    #[cfg(target_arch = "x86_64")]
     use core::ops::Range;
 
     /// Implemented for `f32` and `f64` only; carries the per-type SIMD
