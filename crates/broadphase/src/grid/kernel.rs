@@ -108,7 +108,6 @@ impl<S: Scalar> Soa<S> {
     }
 
     /// Whether every row is at home (filled by [`Soa::fill_sorted`]).
-    #[cfg(target_arch = "x86_64")]
     pub(crate) fn all_home(&self) -> bool {
         self.all_home
     }
@@ -660,14 +659,22 @@ pub(crate) fn sweep_portable<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize
     if b.grid != 0 {
         return sweep_portable_grid(b, rows, out);
     }
-    match S::GROUP {
-        16 => sweep_portable_masks::<S, 16>(b, rows, out),
-        _ => sweep_portable_masks::<S, 8>(b, rows, out),
+    // Every row at home (sort-and-sweep): no flags to test.
+    match (S::GROUP, b.all_home()) {
+        (16, true) => sweep_portable_masks::<S, 16, false>(b, rows, out),
+        (16, false) => sweep_portable_masks::<S, 16, true>(b, rows, out),
+        (_, true) => sweep_portable_masks::<S, 8, false>(b, rows, out),
+        (_, false) => sweep_portable_masks::<S, 8, true>(b, rows, out),
     }
 }
 
-/// [`sweep_portable`] without a grid, `G` rows a group.
-fn sweep_portable_masks<S: Scalar, const G: usize>(b: &Soa<S>, rows: core::ops::Range<usize>, out: &mut Vec<Pair>) {
+/// [`sweep_portable`] without a grid, `G` rows a group; `FLAGS`: test the
+/// rows' home flags.
+fn sweep_portable_masks<S: Scalar, const G: usize, const FLAGS: bool>(
+    b: &Soa<S>,
+    rows: core::ops::Range<usize>,
+    out: &mut Vec<Pair>,
+) {
     let mut i = rows.start;
     while i < rows.end {
         // Rows past the range belong to the next piece (or are padding).
@@ -678,8 +685,12 @@ fn sweep_portable_masks<S: Scalar, const G: usize>(b: &Soa<S>, rows: core::ops::
         // `i + d < len` and `i + d + G <= len + PAD`.
         let hi: &[S; G] = b.hi[i..i + G].try_into().unwrap();
         let home: &[u32; G] = b.home[i..i + G].try_into().unwrap();
-        let col = |c: usize| -> &[S; G] { b.c[c][i..i + G].try_into().unwrap() };
-        let (a0, a1, a2, a3) = (col(0), col(1), col(2), col(3));
+        // c = (min_y, min_z, -max_y, -max_z): row j meets row r on both
+        // cross axes when min_j <= max_r and -max_j <= -min_r, that is
+        // when (c0, c1, c2, c3) of j are at most (-c2, -c3, -c0, -c1) of r,
+        // negated once per group.
+        let neg = |c: usize| -> [S; G] { core::array::from_fn(|k| -b.c[c][i + k]) };
+        let (r0, r1, r2, r3) = (neg(2), neg(3), neg(0), neg(1));
         let mut d = 1;
         loop {
             let j = i + d;
@@ -690,14 +701,8 @@ fn sweep_portable_masks<S: Scalar, const G: usize>(b: &Soa<S>, rows: core::ops::
             let (mut within, mut hit) = (0u32, 0u32);
             for k in 0..G {
                 let w = lo[k] <= hi[k];
-                // c = (min_y, min_z, -max_y, -max_z): min_j <= max_r and
-                // min_r <= max_j on both cross axes.
-                let ok = w
-                    & (b0[k] <= -a2[k])
-                    & (b1[k] <= -a3[k])
-                    & (b2[k] <= -a0[k])
-                    & (b3[k] <= -a1[k])
-                    & ((hj[k] | home[k]) == HOME_BOTH);
+                let cross = (b0[k] <= r0[k]) & (b1[k] <= r1[k]) & (b2[k] <= r2[k]) & (b3[k] <= r3[k]);
+                let ok = w & cross & (!FLAGS || (hj[k] | home[k]) == HOME_BOTH);
                 within |= u32::from(w) << k;
                 hit |= u32::from(ok) << k;
             }
