@@ -587,11 +587,11 @@ impl Simd {
     /// The level named `name`, if this build knows it.
     fn named(name: &str) -> Option<Self> {
         match name.to_ascii_lowercase().as_str() {
-            "portable" | "scalar" => Some(Simd::Portable),
+            "portable" => Some(Simd::Portable),
             #[cfg(target_arch = "x86_64")]
             "avx2" => Some(Simd::Avx2),
             #[cfg(target_arch = "x86_64")]
-            "avx512" | "avx-512" => Some(Simd::Avx512),
+            "avx512" => Some(Simd::Avx512),
             _ => None,
         }
     }
@@ -1644,6 +1644,22 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The names `BROADPHASE_SIMD` takes, in any case; anything else is
+    /// no level (the CPU's own then stands).
+    #[test]
+    fn simd_levels_by_name() {
+        assert_eq!(Simd::named("portable"), Some(Simd::Portable));
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(Simd::named("AVX2"), Some(Simd::Avx2));
+            assert_eq!(Simd::named("avx512"), Some(Simd::Avx512));
+            assert!(Simd::Portable < Simd::Avx2 && Simd::Avx2 < Simd::Avx512, "levels cap by order");
+        }
+        for bad in ["", "sse2", "avx", "neon", "fast"] {
+            assert_eq!(Simd::named(bad), None, "{bad:?}");
         }
     }
 
