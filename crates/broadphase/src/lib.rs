@@ -62,6 +62,7 @@ mod auto;
 pub use auto::{auto_stats, AutoStats};
 mod box_intersect;
 mod brute_force;
+mod dedup;
 mod error;
 mod grid;
 mod id;

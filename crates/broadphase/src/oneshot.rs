@@ -17,7 +17,10 @@ pub const MAX_BOXES: usize = u32::MAX as usize;
 /// in speed, and in which inputs they are fast on. See each module's notes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// Picks one of the others from cheap statistics of the input.
+    /// Picks one of the others from cheap statistics of the input; in a
+    /// complete search, first merges identical boxes when many are copies
+    /// of each other (one of each searched, the pairs expanded), and splits
+    /// long boxes lying along different axes into classes searched apart.
     #[default]
     Auto,
     /// Tests every pair: the reference, and the fastest for a few dozen boxes.
@@ -95,6 +98,8 @@ pub(crate) struct Plan<const D: usize> {
 }
 
 struct Made<const D: usize> {
+    /// Identical boxes merged (see `dedup`), each search by `Auto` afresh.
+    dedup: bool,
     split: bool,
     algorithm: Algorithm,
     profile: Option<Profile<D>>,
@@ -115,8 +120,9 @@ impl<const D: usize> Plan<D> {
 /// What a search did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// The algorithm that ran (what `Auto` chose, or the one asked for);
-    /// `Auto` itself when it split the boxes by shape and searched each
+    /// The algorithm that ran (what `Auto` chose, or the one asked for;
+    /// after a merge of identical boxes, the one that searched the merged
+    /// set); `Auto` itself when it split the boxes by shape and searched each
     /// class of long boxes alone and against the others, each search with
     /// its own choice.
     pub algorithm: Algorithm,
@@ -235,19 +241,41 @@ impl PairFinder {
         check_len(boxes.len())?;
         self.checked_axis::<D>()?;
         let before = out.len();
-        let algorithm = if self.algorithm == Algorithm::Auto && crate::split::worth_it(boxes) {
+        let algorithm = match self.algorithm {
+            // Many identical boxes: one of each searched, the pairs expanded.
+            Algorithm::Auto if crate::dedup::worth_it(boxes) => crate::dedup::complete(self, ws, boxes, out),
+            Algorithm::Auto => self.find_auto_whole(ws, boxes, out),
+            a => {
+                self.complete_with(a, None, ws, boxes, out);
+                a
+            }
+        };
+        Ok(Report { algorithm, pairs: out.len() - before })
+    }
+
+    /// `Auto`'s complete search without the merging of identical boxes:
+    /// split by shape when that pays, else one algorithm of its choice.
+    /// Returns what ran (`Auto` for a split, as [`Report`] says).
+    pub(crate) fn find_auto_whole<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        boxes: &[Aabb<S, D>],
+        out: &mut Vec<Pair>,
+    ) -> Algorithm {
+        if crate::split::worth_it(boxes) {
             // Long boxes along different axes: searched class by class.
             crate::split::complete(self, ws, boxes, out);
             Algorithm::Auto
         } else {
-            let (algorithm, profile) = match self.algorithm {
-                Algorithm::Auto => auto::choose(boxes),
-                a => (a, None),
-            };
+            let (algorithm, profile) = auto::choose(boxes);
             self.complete_with(algorithm, profile.as_ref(), ws, boxes, out);
             algorithm
-        };
-        Ok(Report { algorithm, pairs: out.len() - before })
+        }
+    }
+
+    /// Whether the threaded variants run.
+    pub(crate) fn is_parallel(&self) -> bool {
+        self.parallel
     }
 
     /// A complete search by `algorithm` (not `Auto`), the configuration
@@ -387,19 +415,24 @@ impl PairFinder {
         self.checked_axis::<D>()?;
         let n = boxes.len();
         if plan.made.as_ref().is_none_or(|m| m.uses >= PLAN_USES || m.n.abs_diff(n) * 8 > m.n) {
-            let split = crate::split::worth_it(boxes);
-            let (algorithm, profile) = if split { (Algorithm::Auto, None) } else { auto::choose(boxes) };
-            plan.made = Some(Made { split, algorithm, profile, n, uses: 0 });
+            let dedup = crate::dedup::worth_it(boxes);
+            let split = !dedup && crate::split::worth_it(boxes);
+            let (algorithm, profile) = if split || dedup { (Algorithm::Auto, None) } else { auto::choose(boxes) };
+            plan.made = Some(Made { dedup, split, algorithm, profile, n, uses: 0 });
         }
         let m = plan.made.as_mut().expect("made above");
         m.uses += 1;
         let before = out.len();
-        if m.split {
+        let algorithm = if m.dedup {
+            crate::dedup::complete(self, ws, boxes, out)
+        } else if m.split {
             crate::split::complete(self, ws, boxes, out);
+            Algorithm::Auto
         } else {
             self.complete_with(m.algorithm, m.profile.as_ref(), ws, boxes, out);
-        }
-        Ok(Report { algorithm: m.algorithm, pairs: out.len() - before })
+            m.algorithm
+        };
+        Ok(Report { algorithm, pairs: out.len() - before })
     }
 
     fn checked_axis<const D: usize>(&self) -> Result<Option<usize>, FindError> {

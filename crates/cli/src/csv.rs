@@ -120,6 +120,9 @@ pub fn parse(input: &[u8], parallel: bool) -> Result<Boxes, CsvError> {
         let line = 1 + input[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
         CsvError::Utf8 { line }
     })?;
+    // A UTF-8 byte-order mark (spreadsheets write one) is not part of the
+    // header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (header, body) = match text.find('\n') {
         Some(k) => (&text[..k], &text[k + 1..]),
         None => (text, ""),
@@ -338,6 +341,15 @@ mod tests {
         assert_eq!(b.dim(), 2);
         let b = parse(b"id,min_x,min_y,min_z,max_x,max_y,max_z\n", false).unwrap();
         assert_eq!((b.len(), b.dim()), (0, 3));
+    }
+
+    #[test]
+    fn accepts_a_byte_order_mark_before_the_header_only() {
+        let b = parse("\u{feff}id,min_x,min_y,max_x,max_y\r\n1,0,0,1,1\r\n".as_bytes(), false).unwrap();
+        assert_eq!((b.len(), b.dim()), (1, 2));
+        // Anywhere else it is a bad value.
+        assert!(err("id,min_x,min_y,max_x,max_y\n\u{feff}1,0,0,1,1\n").contains("line 2: column id"));
+        assert!(err("\u{feff}\u{feff}id,min_x,min_y,max_x,max_y\n").contains("unknown header"));
     }
 
     #[test]
