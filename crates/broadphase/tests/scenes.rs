@@ -187,6 +187,16 @@ fn many_threads_reproduce_one_thread() {
         let par = pool.install(|| PairFinder::new(a).parallel(true).find(&v2).unwrap());
         assert!(seq == par, "2D {a}: 24 threads differ from one");
     }
+    // Copies merged by `Auto` (their grouping sorts on threads too).
+    let dup = Scene::Duplicates.generate::<3>(100_000, 13);
+    let seq = PairFinder::new(Algorithm::Auto).find(&dup).unwrap();
+    let par = pool.install(|| PairFinder::new(Algorithm::Auto).parallel(true).find(&dup).unwrap());
+    assert!(seq == par, "duplicates: 24 threads differ from one");
+    let mut expect = textbook_sort_and_sweep(&dup);
+    expect.sort_unstable();
+    let mut got = seq;
+    got.sort_unstable();
+    assert!(got == expect, "duplicates: {} pairs, textbook {}", got.len(), expect.len());
     let mut expect = textbook_sort_and_sweep(&v3);
     expect.sort_unstable();
     let mut got = pool.install(|| PairFinder::new(Algorithm::Grid).parallel(true).find(&v3).unwrap());
