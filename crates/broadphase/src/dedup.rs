@@ -31,7 +31,7 @@ use crate::oneshot::PairFinder;
 use crate::sort::{keyed, payload, sort_keyed};
 use crate::sweep::prefetch;
 use crate::workspace::Workspace;
-use crate::{Aabb, Algorithm, Pair, Scalar};
+use crate::{Aabb, Algorithm, CrossPair, Pair, Scalar};
 
 /// Below this many boxes merging is not tried.
 const DEDUP_MIN: usize = 1024;
@@ -331,6 +331,53 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     algorithm
 }
 
+/// The groups of `boxes`, with one box of each, when `merge`.
+#[allow(clippy::type_complexity)]
+fn merged<S: Scalar, const D: usize>(
+    merge: bool,
+    boxes: &[Aabb<S, D>],
+    ws: &mut Workspace<S>,
+    parallel: bool,
+) -> Option<(Groups, Vec<Aabb<S, D>>)> {
+    if !merge {
+        return None;
+    }
+    let groups = group(boxes, |b| (hash(b) >> HASH_SHIFT) as u32, &mut ws.keys, &mut ws.scratch, parallel);
+    let distinct = (0..groups.len()).map(|g| boxes[groups.of(g)[0] as usize]).collect();
+    Some((groups, distinct))
+}
+
+/// Every overlapping pair between `a` and `b` by a search between one box
+/// per group of identical ones of `a` (when `merge[0]`, else every box of
+/// it) and of `b` (when `merge[1]`), expanded; appended to `out`. Returns
+/// the algorithm of that search.
+pub(crate) fn bipartite<S: Scalar, const D: usize>(
+    finder: &PairFinder,
+    ws: &mut Workspace<S>,
+    a: &[Aabb<S, D>],
+    b: &[Aabb<S, D>],
+    merge: [bool; 2],
+    out: &mut Vec<CrossPair>,
+) -> Algorithm {
+    let ma = merged(merge[0], a, ws, finder.is_parallel());
+    let mb = merged(merge[1], b, ws, finder.is_parallel());
+    let (da, db) = (ma.as_ref().map_or(a, |m| &m.1[..]), mb.as_ref().map_or(b, |m| &m.1[..]));
+    let mut found = Vec::new();
+    let algorithm = finder.find_bipartite_auto_whole(ws, da, db, &mut found);
+    // A box of a set not merged is its own group.
+    fn members<'a>(m: &'a Option<(Groups, Vec<impl Sized>)>, i: &'a u32) -> &'a [u32] {
+        m.as_ref().map_or(core::slice::from_ref(i), |(g, _)| g.of(*i as usize))
+    }
+    out.reserve(found.len());
+    for p in &found {
+        let (xs, ys) = (members(&ma, &p.a), members(&mb, &p.b));
+        for &x in xs {
+            out.extend(ys.iter().map(|&y| CrossPair { a: x, b: y }));
+        }
+    }
+    algorithm
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +488,45 @@ mod tests {
         // No copies at all (the merge finds nothing to merge).
         let distinct: Vec<Aabb<f64, 3>> = (0..1500).map(|k| cube(k as f64 * 0.3, 0.0, 0.0, 1.0)).collect();
         check(&distinct, "no copies");
+    }
+
+    #[test]
+    fn merged_bipartite_search_finds_exactly_brute_forces_pairs() {
+        let mut s = 17;
+        let mut r = |m: u64| (lcg(&mut s) % m) as f64;
+        let copies: Vec<Aabb<f64, 3>> = (0..800).flat_map(|_| [cube(r(10), r(10), r(10), 1.0); 3]).collect();
+        let plain: Vec<Aabb<f64, 3>> = (0..1500).map(|_| cube(r(100) * 0.1, r(100) * 0.1, r(100) * 0.1, 0.5)).collect();
+        let brute_cross = |a: &[Aabb<f64, 3>], b: &[Aabb<f64, 3>]| {
+            let mut v = Vec::new();
+            for (i, x) in a.iter().enumerate() {
+                for (j, y) in b.iter().enumerate() {
+                    if x.overlaps(y) {
+                        v.push(CrossPair { a: i as u32, b: j as u32 });
+                    }
+                }
+            }
+            v
+        };
+        let finder = PairFinder::new(Algorithm::Auto);
+        let mut ws = Workspace::new();
+        for (a, b, merge, what) in [
+            (&copies, &plain, [true, false], "copies against plain"),
+            (&plain, &copies, [false, true], "plain against copies"),
+            (&copies, &copies, [true, true], "copies against copies"),
+        ] {
+            let mut got = Vec::new();
+            bipartite(&finder, &mut ws, a, b, merge, &mut got);
+            let mut threaded = Vec::new();
+            bipartite(&finder.clone().parallel(true), &mut ws, a, b, merge, &mut threaded);
+            assert!(got == threaded, "{what}: threads changed the output");
+            got.sort_unstable();
+            assert!(got == brute_cross(a, b), "{what}: {} pairs", got.len());
+            // Through the public entry point (which decides to merge).
+            let mut public = finder.find_bipartite(a, b).unwrap();
+            public.sort_unstable();
+            assert!(public == got, "{what}: the public search differs");
+        }
+        assert!(worth_it(&copies) && !worth_it(&plain));
     }
 
     /// The persistent broad phases' bulk frames search through a kept plan:

@@ -17,10 +17,10 @@ pub const MAX_BOXES: usize = u32::MAX as usize;
 /// in speed, and in which inputs they are fast on. See each module's notes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// Picks one of the others from cheap statistics of the input; in a
-    /// complete search, first merges identical boxes when many are copies
-    /// of each other (one of each searched, the pairs expanded), and splits
-    /// long boxes lying along different axes into classes searched apart.
+    /// Picks one of the others from cheap statistics of the input; first
+    /// merges identical boxes when many are copies of each other (one of
+    /// each searched, the pairs expanded), and splits long boxes lying along
+    /// different axes into classes searched apart.
     #[default]
     Auto,
     /// Tests every pair: the reference, and the fastest for a few dozen boxes.
@@ -360,18 +360,40 @@ impl PairFinder {
         check_len(a.len().saturating_add(b.len()))?;
         self.checked_axis::<D>()?;
         let before = out.len();
-        let algorithm = if self.algorithm == Algorithm::Auto && crate::split::worth_it_sets(&[a, b]) {
+        let merge = match self.algorithm {
+            Algorithm::Auto => [crate::dedup::worth_it(a), crate::dedup::worth_it(b)],
+            _ => [false; 2],
+        };
+        let algorithm = match self.algorithm {
+            // Many identical boxes in a set: one of each searched, the
+            // pairs expanded.
+            Algorithm::Auto if merge != [false; 2] => crate::dedup::bipartite(self, ws, a, b, merge, out),
+            Algorithm::Auto => self.find_bipartite_auto_whole(ws, a, b, out),
+            x => {
+                self.bipartite_with(x, None, ws, a, b, out);
+                x
+            }
+        };
+        Ok(Report { algorithm, pairs: out.len() - before })
+    }
+
+    /// `Auto`'s bipartite search without the merging of identical boxes
+    /// (see [`PairFinder::find_auto_whole`]).
+    pub(crate) fn find_bipartite_auto_whole<S: Scalar, const D: usize>(
+        &self,
+        ws: &mut Workspace<S>,
+        a: &[Aabb<S, D>],
+        b: &[Aabb<S, D>],
+        out: &mut Vec<CrossPair>,
+    ) -> Algorithm {
+        if crate::split::worth_it_sets(&[a, b]) {
             crate::split::bipartite(self, ws, a, b, out);
             Algorithm::Auto
         } else {
-            let (algorithm, profile) = match self.algorithm {
-                Algorithm::Auto => auto::choose_bipartite(a, b),
-                x => (x, None),
-            };
+            let (algorithm, profile) = auto::choose_bipartite(a, b);
             self.bipartite_with(algorithm, profile.as_ref(), ws, a, b, out);
             algorithm
-        };
-        Ok(Report { algorithm, pairs: out.len() - before })
+        }
     }
 
     /// A bipartite search by `algorithm` (not `Auto`), the configuration
