@@ -1400,7 +1400,7 @@ pub(crate) mod x86 {
 
     /// AVX-512, `f32`: a group of 16 rows in one register. With `GRID` 16,
     /// 8 or 1 (every row at home, the grid columns filled in that layout,
-    /// see [`Quant::kind`], instead of the cross-axis ones) the cross axes
+    /// see [`super::Quant::kind`], instead of the cross-axis ones) the cross axes
     /// are tested on the grid (16: two saturating subtractions, an or, one
     /// test; 8 and 1: one subtraction, one test), as the portable kernel
     /// does.
