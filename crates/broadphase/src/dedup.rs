@@ -296,7 +296,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let groups = group(boxes, |b| (hash(b) >> HASH_SHIFT) as u32, &mut ws.keys, &mut ws.scratch, finder.is_parallel());
     let distinct: Vec<Aabb<S, D>> = (0..groups.len()).map(|g| boxes[groups.of(g)[0] as usize]).collect();
     let mut found = Vec::new();
-    let algorithm = finder.find_auto_whole(ws, &distinct, &mut found);
+    let algorithm = finder.complete_auto(ws, &distinct, true, &mut found);
     out.reserve(found.len() + boxes.len());
     let (start, members) = (&groups.start, &groups.members);
     for (i, p) in found.iter().enumerate() {
@@ -363,7 +363,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     let mb = merged(merge[1], b, ws, finder.is_parallel());
     let (da, db) = (ma.as_ref().map_or(a, |m| &m.1[..]), mb.as_ref().map_or(b, |m| &m.1[..]));
     let mut found = Vec::new();
-    let algorithm = finder.find_bipartite_auto_whole(ws, da, db, &mut found);
+    let algorithm = finder.bipartite_auto(ws, da, db, true, &mut found);
     // A box of a set not merged is its own group.
     fn members<'a>(m: &'a Option<(Groups, Vec<impl Sized>)>, i: &'a u32) -> &'a [u32] {
         m.as_ref().map_or(core::slice::from_ref(i), |(g, _)| g.of(*i as usize))

@@ -244,33 +244,13 @@ impl PairFinder {
         let algorithm = match self.algorithm {
             // Many identical boxes: one of each searched, the pairs expanded.
             Algorithm::Auto if crate::dedup::worth_it(boxes) => crate::dedup::complete(self, ws, boxes, out),
-            Algorithm::Auto => self.find_auto_whole(ws, boxes, out),
+            Algorithm::Auto => self.complete_auto(ws, boxes, true, out),
             a => {
                 self.complete_with(a, None, ws, boxes, out);
                 a
             }
         };
         Ok(Report { algorithm, pairs: out.len() - before })
-    }
-
-    /// `Auto`'s complete search without the merging of identical boxes:
-    /// split by shape when that pays, else one algorithm of its choice.
-    /// Returns what ran (`Auto` for a split, as [`Report`] says).
-    pub(crate) fn find_auto_whole<S: Scalar, const D: usize>(
-        &self,
-        ws: &mut Workspace<S>,
-        boxes: &[Aabb<S, D>],
-        out: &mut Vec<Pair>,
-    ) -> Algorithm {
-        if crate::split::worth_it(boxes) {
-            // Long boxes along different axes: searched class by class.
-            crate::split::complete(self, ws, boxes, out);
-            Algorithm::Auto
-        } else {
-            let (algorithm, profile) = auto::choose(boxes);
-            self.complete_with(algorithm, profile.as_ref(), ws, boxes, out);
-            algorithm
-        }
     }
 
     /// Whether the threaded variants run.
@@ -303,27 +283,44 @@ impl PairFinder {
         }
     }
 
-    /// A complete search by `Auto`'s choice of one algorithm (no split).
+    /// `Auto`'s complete search without the merging of identical boxes:
+    /// split by shape when that pays and `may_split`, else one algorithm of
+    /// its choice. Returns what ran (`Auto` for a split, as [`Report`]
+    /// says).
     pub(crate) fn complete_auto<S: Scalar, const D: usize>(
         &self,
         ws: &mut Workspace<S>,
         boxes: &[Aabb<S, D>],
+        may_split: bool,
         out: &mut Vec<Pair>,
-    ) {
+    ) -> Algorithm {
+        if may_split && crate::split::worth_it(boxes) {
+            // Long boxes along different axes: searched class by class.
+            crate::split::complete(self, ws, boxes, out);
+            return Algorithm::Auto;
+        }
         let (algorithm, profile) = auto::choose(boxes);
         self.complete_with(algorithm, profile.as_ref(), ws, boxes, out);
+        algorithm
     }
 
-    /// A bipartite search by `Auto`'s choice of one algorithm.
+    /// `Auto`'s bipartite search without the merging of identical boxes
+    /// (see [`PairFinder::complete_auto`]).
     pub(crate) fn bipartite_auto<S: Scalar, const D: usize>(
         &self,
         ws: &mut Workspace<S>,
         a: &[Aabb<S, D>],
         b: &[Aabb<S, D>],
+        may_split: bool,
         out: &mut Vec<CrossPair>,
-    ) {
+    ) -> Algorithm {
+        if may_split && crate::split::worth_it_sets(&[a, b]) {
+            crate::split::bipartite(self, ws, a, b, out);
+            return Algorithm::Auto;
+        }
         let (algorithm, profile) = auto::choose_bipartite(a, b);
         self.bipartite_with(algorithm, profile.as_ref(), ws, a, b, out);
+        algorithm
     }
 
     /// Every overlapping pair `(i, j)` of `a[i]` and `b[j]`.
@@ -368,32 +365,13 @@ impl PairFinder {
             // Many identical boxes in a set: one of each searched, the
             // pairs expanded.
             Algorithm::Auto if merge != [false; 2] => crate::dedup::bipartite(self, ws, a, b, merge, out),
-            Algorithm::Auto => self.find_bipartite_auto_whole(ws, a, b, out),
+            Algorithm::Auto => self.bipartite_auto(ws, a, b, true, out),
             x => {
                 self.bipartite_with(x, None, ws, a, b, out);
                 x
             }
         };
         Ok(Report { algorithm, pairs: out.len() - before })
-    }
-
-    /// `Auto`'s bipartite search without the merging of identical boxes
-    /// (see [`PairFinder::find_auto_whole`]).
-    pub(crate) fn find_bipartite_auto_whole<S: Scalar, const D: usize>(
-        &self,
-        ws: &mut Workspace<S>,
-        a: &[Aabb<S, D>],
-        b: &[Aabb<S, D>],
-        out: &mut Vec<CrossPair>,
-    ) -> Algorithm {
-        if crate::split::worth_it_sets(&[a, b]) {
-            crate::split::bipartite(self, ws, a, b, out);
-            Algorithm::Auto
-        } else {
-            let (algorithm, profile) = auto::choose_bipartite(a, b);
-            self.bipartite_with(algorithm, profile.as_ref(), ws, a, b, out);
-            algorithm
-        }
     }
 
     /// A bipartite search by `algorithm` (not `Auto`), the configuration

@@ -99,14 +99,14 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     let mut cross: Vec<CrossPair> = Vec::new();
     for c in 0..=D {
         let start = out.len();
-        finder.complete_auto(ws, &sets[c], out);
+        finder.complete_auto(ws, &sets[c], false, out);
         for p in &mut out[start..] {
             // Ascending ids keep `a < b`.
             *p = Pair::ordered(ids[c][p.a() as usize], ids[c][p.b() as usize]);
         }
         for d in c + 1..=D {
             cross.clear();
-            finder.bipartite_auto(ws, &sets[c], &sets[d], &mut cross);
+            finder.bipartite_auto(ws, &sets[c], &sets[d], false, &mut cross);
             out.extend(cross.iter().map(|p| Pair::ordered(ids[c][p.a as usize], ids[d][p.b as usize])));
         }
     }
@@ -126,7 +126,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     for c in 0..=D {
         for d in 0..=D {
             let start = out.len();
-            finder.bipartite_auto(ws, &sets_a[c], &sets_b[d], out);
+            finder.bipartite_auto(ws, &sets_a[c], &sets_b[d], false, out);
             for p in &mut out[start..] {
                 *p = CrossPair { a: ids_a[c][p.a as usize], b: ids_b[d][p.b as usize] };
             }
