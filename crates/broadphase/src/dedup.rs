@@ -100,7 +100,8 @@ pub(crate) fn worth_it<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>]) -> bool 
     }
     // Open addressing, a quarter full: (hash, sampled index + 1), 0 free.
     const SLOTS: usize = 4 * SAMPLE;
-    let mut table = vec![(0u64, 0u32); SLOTS];
+    // On the stack (32 KB): no allocation per search.
+    let mut table = [(0u64, 0u32); SLOTS];
     let slot = |h: u64| (h >> 53) as usize % SLOTS;
     let mut adjacent = 0usize;
     let m = (n / 32).min(SAMPLE);
@@ -292,8 +293,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     out: &mut Vec<Pair>,
 ) -> Algorithm {
-    let groups = group(boxes, |b| (hash(b) >> HASH_SHIFT) as u32, &mut ws.keys, &mut ws.scratch, finder.is_parallel());
-    let distinct: Vec<Aabb<S, D>> = (0..groups.len()).map(|g| boxes[groups.of(g)[0] as usize]).collect();
+    let (groups, distinct) = grouped(boxes, ws, finder.is_parallel());
     let mut found = Vec::new();
     let algorithm = finder.complete_auto(ws, &distinct, true, &mut found);
     out.reserve(found.len() + boxes.len());
@@ -315,7 +315,6 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
             out.push(Pair::ordered(*x, *y));
             continue;
         }
-        out.reserve(ga.len() * gb.len());
         for &x in ga {
             out.extend(gb.iter().map(|&y| Pair::ordered(x, y)));
         }
@@ -330,20 +329,16 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     algorithm
 }
 
-/// The groups of `boxes`, with one box of each, when `merge`.
-#[allow(clippy::type_complexity)]
-fn merged<S: Scalar, const D: usize>(
-    merge: bool,
+/// The groups of `boxes` and one box of each (its representative), in
+/// group order.
+fn grouped<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     ws: &mut Workspace<S>,
     parallel: bool,
-) -> Option<(Groups, Vec<Aabb<S, D>>)> {
-    if !merge {
-        return None;
-    }
+) -> (Groups, Vec<Aabb<S, D>>) {
     let groups = group(boxes, |b| (hash(b) >> HASH_SHIFT) as u32, &mut ws.keys, &mut ws.scratch, parallel);
     let distinct = (0..groups.len()).map(|g| boxes[groups.of(g)[0] as usize]).collect();
-    Some((groups, distinct))
+    (groups, distinct)
 }
 
 /// Every overlapping pair between `a` and `b` by a search between one box
@@ -358,8 +353,8 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     merge: [bool; 2],
     out: &mut Vec<CrossPair>,
 ) -> Algorithm {
-    let ma = merged(merge[0], a, ws, finder.is_parallel());
-    let mb = merged(merge[1], b, ws, finder.is_parallel());
+    let ma = merge[0].then(|| grouped(a, ws, finder.is_parallel()));
+    let mb = merge[1].then(|| grouped(b, ws, finder.is_parallel()));
     let (da, db) = (ma.as_ref().map_or(a, |m| &m.1[..]), mb.as_ref().map_or(b, |m| &m.1[..]));
     let mut found = Vec::new();
     let algorithm = finder.bipartite_auto(ws, da, db, true, &mut found);
