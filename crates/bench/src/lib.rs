@@ -76,28 +76,44 @@ pub fn broccoli_pairs(boxes: &[Aabb<f32, 2>], out: &mut Vec<(u32, u32)>) {
 /// (32-bit key and 32-bit index packed in a `u64`), three passes of 11/11/10
 /// bits, or four of 8 bits from 2^19 items on (faster there, as in the
 /// library's own sort), with its scratch buffer reused like a workspace.
+/// Built as the library's serial sort is (constant digits, `u32` offsets,
+/// unchecked stores), and without its skipping of constant digits, so
+/// that it is no slower than the sorts it is the floor of.
 pub fn radix_sort_keys(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    if items.len() >= 1 << 19 {
+        lsd::<8, 4>(items, scratch);
+    } else {
+        lsd::<11, 3>(items, scratch);
+    }
+}
+
+fn lsd<const BITS: u32, const P: usize>(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     let n = items.len();
+    assert!(n < u32::MAX as usize);
     scratch.resize(n, 0);
-    let passes: &[(u32, u32)] =
-        if n >= 1 << 19 { &[(32, 8), (40, 8), (48, 8), (56, 8)] } else { &[(32, 11), (43, 11), (54, 10)] };
-    let mut hist = [[0usize; 2048]; 4];
+    let mask = (1u64 << BITS) - 1;
+    let mut hist = [[0u32; 2048]; P];
     for &x in items.iter() {
-        for (h, &(s, b)) in hist.iter_mut().zip(passes) {
-            h[((x >> s) & ((1 << b) - 1)) as usize] += 1;
+        for (p, h) in hist.iter_mut().enumerate() {
+            h[((x >> (32 + BITS as usize * p)) & mask) as usize] += 1;
         }
     }
-    for (h, &(s, b)) in hist.iter().zip(passes) {
-        let mut off = [0usize; 2048];
+    let mut off = [0u32; 2048];
+    for (p, h) in hist.iter().enumerate() {
+        let shift = 32 + BITS as usize * p;
         let mut sum = 0;
         for (o, &c) in off.iter_mut().zip(h.iter()) {
             *o = sum;
             sum += c;
         }
+        let out = scratch.as_mut_ptr();
         for &x in items.iter() {
-            let d = ((x >> s) & ((1 << b) - 1)) as usize;
-            scratch[off[d]] = x;
-            off[d] += 1;
+            let o = &mut off[((x >> shift) & mask) as usize];
+            // SAFETY: the offsets of digit `d` run over its own range of
+            // `0..n`, `h[d]` long (the items are those counted), and
+            // `scratch` is `n` long.
+            unsafe { out.add(*o as usize).write(x) };
+            *o += 1;
         }
         std::mem::swap(items, scratch);
     }
