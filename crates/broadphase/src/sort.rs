@@ -11,10 +11,6 @@
 
 use crate::Scalar;
 
-#[cfg(feature = "parallel")]
-const PASSES_11: [(u32, u32); 3] = [(32, 11), (43, 11), (54, 10)];
-#[cfg(feature = "parallel")]
-const PASSES_8: [(u32, u32); 4] = [(32, 8), (40, 8), (48, 8), (56, 8)];
 /// From this many items on, four passes of 8 bits. Scattering to 2048
 /// places at once costs more than a fourth pass once the buffers are
 /// megabytes long (a pass then misses the TLB on most writes): measured
@@ -25,29 +21,17 @@ const PASSES_8: [(u32, u32); 4] = [(32, 8), (40, 8), (48, 8), (56, 8)];
 /// took 18.9-21.1 ms against 22.2-23.9 ms.
 const BYTE_PASSES_MIN: usize = 1 << 19;
 
-/// The digits of the passes for `n` items (the threaded sort; the serial
-/// one has them as constants, see [`lsd`]).
-#[cfg(feature = "parallel")]
-fn passes_for(n: usize) -> &'static [(u32, u32)] {
-    if n >= BYTE_PASSES_MIN {
-        &PASSES_8
-    } else {
-        &PASSES_11
-    }
-}
-
 const BUCKETS: usize = 1 << 11;
 /// Below this, a comparison sort wins.
 const SMALL: usize = 256;
-/// Below this, threads do not pay for themselves.
+/// Below this, threads do not pay for themselves (the serial sort of 1e5
+/// items took 0.7-1.1 ms, the threaded one on two cores 1.1-1.9 ms here
+/// and 1.5-1.7 ms on the lent Xeon); from here on both take bytes.
 #[cfg(feature = "parallel")]
-const PAR_MIN: usize = 1 << 16;
-
+const PAR_MIN: usize = BYTE_PASSES_MIN;
+/// Below this, refining equal keys with threads does not pay.
 #[cfg(feature = "parallel")]
-#[inline(always)]
-fn digit(x: u64, shift: u32, bits: u32) -> usize {
-    ((x >> shift) & ((1u64 << bits) - 1)) as usize
-}
+const REFINE_PAR_MIN: usize = 1 << 16;
 
 /// Packs a key and a payload into a sortable item.
 #[inline(always)]
@@ -159,7 +143,7 @@ pub(crate) fn refine_equal_keys<'a, S: Scalar + 'a>(
         return;
     }
     #[cfg(feature = "parallel")]
-    if parallel && items.len() >= PAR_MIN && rayon::current_num_threads() > 1 {
+    if parallel && items.len() >= REFINE_PAR_MIN && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
         // Cut into pieces at key changes, so that no run is split.
         let pieces = rayon::current_num_threads() * 4;
@@ -264,7 +248,6 @@ pub(crate) fn sort_runs_by(items: &mut [u64], cmp: impl Fn(u32, u32) -> core::cm
 
 #[cfg(feature = "parallel")]
 mod par {
-    use super::*;
     use rayon::prelude::*;
 
     /// A raw pointer that may be shared between the threads of one scatter
@@ -277,67 +260,65 @@ mod par {
     // SAFETY: as for `Send`: shared only to write disjoint slots.
     unsafe impl Sync for Slots {}
 
-    /// Up to this many chunks, a scatter pass also counts the digits of
-    /// the next pass per chunk of its output (every pass then reads its
-    /// input once); each thread's table of those counts holds a row per
-    /// chunk, so the tables grow with the square of the chunks: with more,
-    /// the next digits are counted in a pass of their own.
-    const FUSED_CHUNKS: usize = 16;
+    /// Digits of the threaded sort: four passes of a byte (it runs from
+    /// `BYTE_PASSES_MIN` items on, where the serial sort takes bytes too).
+    const BITS: usize = 8;
+    const WIDTH: usize = 1 << BITS;
+    const PASSES: usize = 4;
 
-    /// Parallel LSD radix sort: each chunk counts its digits, offsets are laid
-    /// out digit-major then chunk-major (so the result is the stable order,
-    /// whatever the number of chunks), and the chunks scatter concurrently.
-    /// The chunks are powers of two long, so that each scatter can also
-    /// count, per chunk of its output, the digits of the next pass.
+    #[inline(always)]
+    fn byte(x: u64, pass: usize) -> usize {
+        ((x >> (32 + BITS * pass)) & (WIDTH as u64 - 1)) as usize
+    }
+
+    /// Parallel LSD radix sort on bytes: the items are cut into chunks
+    /// (twice as many as threads, each a power of two long), each chunk
+    /// scatters concurrently to offsets laid out digit-major then
+    /// chunk-major (so the result is the stable order, whatever the number
+    /// of chunks), and counts, per chunk of its output, the digits of the
+    /// next pass as it goes: every pass reads its input once, as in the
+    /// serial sort.
+    ///
+    /// PERF: the sort this replaced (11-bit digits below half a million
+    /// items, four chunks per thread, the digit layout read at run time,
+    /// every pass's digits counted up front) did 1.3-1.5x the serial
+    /// sort's work at 1e6 items and 2.5x at 1e5 (timed with two threads on
+    /// one CPU), so that on two cores it was little or no faster than one
+    /// (1e6 items on the lent Xeon: 11.7-12.0 ms threaded, 11.6-13.5 ms
+    /// serial). This one, on the 2-vCPU VM (best of many, three rounds):
+    /// 1e6 items 7.3-7.4 ms against 10.6-10.7 ms for the one replaced and
+    /// 12.8-15.2 ms serial; 6e5 items 4.6-4.8 ms against 7.1-8.4 ms
+    /// serial; 3e6 items, bound by memory, 34-36 ms against 42-46 ms.
     pub(super) fn sort(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
         let n = items.len();
-        let shift = n.div_ceil(rayon::current_num_threads() * 4).next_power_of_two().trailing_zeros();
+        assert!(n < u32::MAX as usize, "too many items for a keyed sort");
+        let shift = n.div_ceil(rayon::current_num_threads() * 2).next_power_of_two().trailing_zeros();
         let chunk_len = 1usize << shift;
-        let chunks = n.div_ceil(chunk_len);
-        let all = passes_for(n);
-        // Per chunk, the digits of every pass (one pass over the data).
-        let counts: Vec<Vec<[u32; BUCKETS]>> = items
+        // The passes whose digit is not the same for every item (which
+        // the permutations of earlier passes do not change): the bytes
+        // where some key bit differs from another's.
+        let (or, and) = items
+            .par_chunks(chunk_len)
+            .map(|c| c.iter().fold((0u64, u64::MAX), |(o, a), &x| (o | x, a & x)))
+            .reduce(|| (0, u64::MAX), |(o1, a1), (o2, a2)| (o1 | o2, a1 & a2));
+        let passes: Vec<usize> = (0..PASSES).filter(|&p| byte(or ^ and, p) != 0).collect();
+        let Some(&first) = passes.first() else { return };
+        // Per chunk, the digits of the first pass; the scatters count the
+        // others.
+        let mut hist: Vec<[u32; WIDTH]> = items
             .par_chunks(chunk_len)
             .map(|c| {
-                let mut h = vec![[0u32; BUCKETS]; all.len()];
+                let mut h = [0u32; WIDTH];
                 for &x in c {
-                    for (hh, &(shift, bits)) in h.iter_mut().zip(all) {
-                        hh[digit(x, shift, bits)] += 1;
-                    }
+                    h[byte(x, first)] += 1;
                 }
                 h
             })
             .collect();
-        // The passes whose digit is not the same for every item.
-        let passes: Vec<(u32, u32)> = (0..all.len())
-            .filter(|&k| {
-                let d = digit(items[0], all[k].0, all[k].1);
-                counts.iter().map(|h| h[k][d] as usize).sum::<usize>() != n
-            })
-            .map(|k| all[k])
-            .collect();
-        let Some(&first) = passes.first() else { return };
-        let k0 = all.iter().position(|&p| p == first).unwrap_or(0);
-        let mut hist: Vec<[u32; BUCKETS]> = counts.iter().map(|h| h[k0]).collect();
-        debug_assert_eq!(hist.len(), chunks);
-        let fused = chunks <= FUSED_CHUNKS;
         let mut in_items = true;
-        for (k, &(shift_d, bits)) in passes.iter().enumerate() {
+        for (k, &p) in passes.iter().enumerate() {
             let (src, dst) = if in_items { (&items[..], &mut scratch[..n]) } else { (&scratch[..n], &mut items[..]) };
-            let next = passes.get(k + 1).copied();
-            hist = scatter(src, dst, shift, &hist, (shift_d, bits), next.filter(|_| fused));
-            if let (Some((s, b)), false) = (next, fused) {
-                hist = dst
-                    .par_chunks(chunk_len)
-                    .map(|c| {
-                        let mut h = [0u32; BUCKETS];
-                        for &x in c {
-                            h[digit(x, s, b)] += 1;
-                        }
-                        h
-                    })
-                    .collect();
-            }
+            hist = scatter(src, dst, shift, &hist, p, passes.get(k + 1).copied());
             in_items = !in_items;
         }
         if !in_items {
@@ -346,24 +327,22 @@ mod par {
         }
     }
 
-    /// One pass: chunk `c` of `src` (chunks `1 << shift` long) holds
-    /// `hist[c][d]` items of digit `d`. Returns, per chunk of `dst`, the
-    /// counts of the digits of pass `next` (empty when there is none).
+    /// One pass on byte `pass`: chunk `c` of `src` (chunks `1 << shift`
+    /// long) holds `hist[c][d]` items of digit `d`. Returns, per chunk of
+    /// `dst`, the counts of the digits of pass `next` (empty when none).
     fn scatter(
         src: &[u64],
         dst: &mut [u64],
         shift: u32,
-        hist: &[[u32; BUCKETS]],
-        (dshift, bits): (u32, u32),
-        next: Option<(u32, u32)>,
-    ) -> Vec<[u32; BUCKETS]> {
+        hist: &[[u32; WIDTH]],
+        pass: usize,
+        next: Option<usize>,
+    ) -> Vec<[u32; WIDTH]> {
         let chunks = hist.len();
-        // offsets[c][d]: where chunk c writes its first item with digit d.
-        // `u32`, as in the serial sort (`lsd`): half the cache room.
-        assert!(dst.len() < u32::MAX as usize, "too many items for a keyed sort");
-        let mut offsets = vec![[0u32; BUCKETS]; chunks];
+        // offsets[c][d]: where chunk c writes its first item of digit d.
+        let mut offsets = vec![[0u32; WIDTH]; chunks];
         let mut sum = 0u32;
-        for d in 0..BUCKETS {
+        for d in 0..WIDTH {
             for (c, h) in hist.iter().enumerate() {
                 offsets[c][d] = sum;
                 sum += h[d];
@@ -371,39 +350,36 @@ mod par {
         }
         assert_eq!(sum as usize, dst.len());
         let out = Slots(dst.as_mut_ptr());
-        // Each chunk's counts of the next digits, per chunk of `dst`: rows
-        // as wide as that digit.
-        let (nshift, nbits) = next.unwrap_or((0, 0));
-        let width = if next.is_some() { 1usize << nbits } else { 0 };
-        let parts: Vec<Vec<u32>> = src
+        let parts: Vec<Vec<[u32; WIDTH]>> = src
             .par_chunks(1 << shift)
             .zip(offsets.into_par_iter())
             .map(move |(c, mut off)| {
                 let out = out;
-                let mut counts = vec![0u32; chunks * width];
+                // This chunk's counts of the next digits, per chunk of `dst`.
+                let mut counts = vec![[0u32; WIDTH]; if next.is_some() { chunks } else { 0 }];
                 for &x in c {
-                    let d = digit(x, dshift, bits);
-                    let at = off[d] as usize;
+                    let o = &mut off[byte(x, pass)];
+                    let at = *o as usize;
                     // SAFETY: the offsets give every (chunk, digit) its own
                     // range of `dst`, sized by the counts of that chunk, and
                     // the ranges tile `0..dst.len()` (asserted above), so each
                     // slot is written exactly once, by one thread, in bounds.
                     unsafe { out.0.add(at).write(x) };
-                    off[d] += 1;
-                    if width != 0 {
-                        counts[(at >> shift) * width + digit(x, nshift, nbits)] += 1;
+                    *o += 1;
+                    if let Some(q) = next {
+                        counts[at >> shift][byte(x, q)] += 1;
                     }
                 }
                 counts
             })
             .collect();
-        if width == 0 {
+        if next.is_none() {
             return Vec::new();
         }
-        let mut total = vec![[0u32; BUCKETS]; chunks];
+        let mut total = vec![[0u32; WIDTH]; chunks];
         total.par_iter_mut().enumerate().for_each(|(c, t)| {
             for p in &parts {
-                for (a, b) in t.iter_mut().zip(&p[c * width..(c + 1) * width]) {
+                for (a, b) in t.iter_mut().zip(&p[c]) {
                     *a += b;
                 }
             }
@@ -427,9 +403,8 @@ mod tests {
             items
         };
         assert_eq!(sorted(&items), expect);
-        // With threads: on pools of 2 threads (chunks few enough to count
-        // the next digits while scattering) and of 24 (too many: counted
-        // in a pass of their own), whatever this machine has.
+        // With threads (from `PAR_MIN` items on): on pools of 2 threads
+        // and of 24 (chunks of uneven counts), whatever this machine has.
         #[cfg(feature = "parallel")]
         if parallel {
             for threads in [2, 24] {
