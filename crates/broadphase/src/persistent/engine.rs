@@ -590,6 +590,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             out.extend_from_slice(&self.flat_pairs);
             return;
         }
+        if self.cache.pairs().is_empty() {
+            // A first load: no counting sort over every slot for nothing.
+            out.clear();
+            return;
+        }
         let mut sc = core::mem::take(&mut self.scratch);
         sc.keys.clear();
         self.start_counts(&mut sc.starts);
