@@ -78,9 +78,10 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
 /// room in the first-level cache of `usize`, which the scatter reads and
 /// writes at every item). Against the same sort with the passes as a
 /// runtime table and `usize` offsets (checked stores), on the 2-vCPU AVX2
-/// VM, best of many, random `f32` coordinate keys: 1e4 items 66 against
-/// 94 µs, 3e4 192 against 277, 1e5 651 against 929 (11-bit digits); 1e6
-/// 9.4-14.8 against 17.4-20.3 ms (8-bit).
+/// VM, best of many, keys of random `f32` coordinates: 1e4 items 66
+/// against 94 µs, 3e4 192 against 277, 1e5 651 against 929 (11-bit
+/// digits); 1e6 14.8 against 20.3 ms (8-bit; 9.4 against 17.4 ms on
+/// uniformly random 32-bit keys).
 fn lsd<const BITS: u32, const P: usize>(items: &mut Vec<u64>, scratch: &mut Vec<u64>) {
     let n = items.len();
     // The counts and offsets below are `u32`; the payloads are box
