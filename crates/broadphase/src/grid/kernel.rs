@@ -18,7 +18,8 @@
 //! Hits are left-packed into the output; the AVX-512 kernels first note
 //! the steps that hit in a buffer, without a branch, and emit them after
 //! the run; the AVX2 `f64` kernel emits every quad's hits, none included,
-//! without a branch (a quad of a cell's rows hits about as often as not).
+//! without a branch where the grid finds that a quad of a cell's rows hits
+//! about as often as not ([`Soa::branchless`]).
 //! Pairs come out in this order on every path, so the result does not
 //! depend on the CPU.
 //!
@@ -86,6 +87,10 @@ pub struct Soa<S> {
     /// Every row is at home (sort-and-sweep): the kernels skip the flags and
     /// expect long runs of successors.
     all_home: bool,
+    /// Whether the AVX2 `f64` kernel emits every quad's hits without a
+    /// branch on whether there are any (set by the grid from the hit rate of
+    /// the cells it swept before; the others ignore it).
+    pub(crate) branchless: bool,
 }
 
 impl<S: Scalar> Soa<S> {
@@ -101,6 +106,7 @@ impl<S: Scalar> Soa<S> {
             grid: 0,
             len: 0,
             all_home: false,
+            branchless: false,
         }
     }
 
@@ -638,14 +644,22 @@ impl Simd {
 /// Reports the pairs whose first row lies in `rows` (whose start must be a
 /// multiple of `S::GROUP`, or the end of the boxes, so that pieces of the
 /// rows reproduce the order of one run over all of them).
-pub(crate) fn sweep_rows<S: Scalar>(b: &Soa<S>, rows: core::ops::Range<usize>, simd: Simd, out: &mut Vec<Pair>) {
+pub(crate) fn sweep_rows<S: Scalar>(
+    b: &Soa<S>,
+    rows: core::ops::Range<usize>,
+    simd: Simd,
+    out: &mut Vec<Pair>,
+) -> usize {
     debug_assert!(rows.start.is_multiple_of(S::GROUP) || rows.start >= b.len);
     let rows = rows.start..rows.end.min(b.len);
     if rows.is_empty() {
-        return;
+        return 0;
     }
     match simd {
-        Simd::Portable => sweep_portable(b, rows, out),
+        Simd::Portable => {
+            sweep_portable(b, rows, out);
+            0
+        }
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `Simd::detect` found the features this level needs.
         level => unsafe { S::sweep_simd(b, rows, level == Simd::Avx512, out) },
@@ -882,6 +896,38 @@ pub(crate) mod x86 {
         }
     }
 
+    /// Where a kernel's pairs go: the output vector itself, or a [`Sink`].
+    trait Emit {
+        /// Room for `k` more pairs.
+        fn reserve(&mut self, k: usize);
+        /// [`emit4`]; there must be room for 4 more.
+        unsafe fn emit4(&mut self, mask: u32, a: __m128i, b: __m128i);
+    }
+
+    impl Emit for Vec<Pair> {
+        #[inline(always)]
+        fn reserve(&mut self, k: usize) {
+            Vec::reserve(self, k);
+        }
+
+        #[inline(always)]
+        unsafe fn emit4(&mut self, mask: u32, a: __m128i, b: __m128i) {
+            emit4(self, mask, a, b);
+        }
+    }
+
+    impl Emit for Sink<'_> {
+        #[inline(always)]
+        fn reserve(&mut self, k: usize) {
+            Sink::reserve(self, k);
+        }
+
+        #[inline(always)]
+        unsafe fn emit4(&mut self, mask: u32, a: __m128i, b: __m128i) {
+            Sink::emit4(self, mask, a, b);
+        }
+    }
+
     impl Drop for Sink<'_> {
         fn drop(&mut self) {
             // SAFETY: the first `len` pairs were written, within the capacity.
@@ -890,9 +936,24 @@ pub(crate) mod x86 {
     }
 
     /// AVX2, `f64`: a group of 8 rows as two quads.
+    ///
+    /// `branchless`: every quad's hits are emitted, none included, without a
+    /// branch on whether there are any (into a [`Sink`]); else only the
+    /// quads with hits. Returns the group steps taken (times 8: the lanes
+    /// tested, for the caller's hit rate).
     #[target_feature(enable = "avx2,popcnt")]
-    pub(crate) unsafe fn avx2_f64(b: &Soa<f64>, rows: Range<usize>, out: &mut Vec<Pair>) {
-        let out = &mut Sink::new(out);
+    pub(crate) unsafe fn avx2_f64(b: &Soa<f64>, rows: Range<usize>, branchless: bool, out: &mut Vec<Pair>) -> usize {
+        if branchless {
+            run_f64::<_, true>(b, rows, &mut Sink::new(out))
+        } else {
+            run_f64::<_, false>(b, rows, out)
+        }
+    }
+
+    /// [`avx2_f64`], emitting into `out`.
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn run_f64<O: Emit, const BRANCHLESS: bool>(b: &Soa<f64>, rows: Range<usize>, out: &mut O) -> usize {
+        let mut steps = 0;
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
@@ -963,17 +1024,19 @@ pub(crate) mod x86 {
                     let hj = _mm_loadu_si128(homep.add(j) as *const __m128i);
                     let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, home[h]), both);
                     let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32 & quad;
-                    // Without a branch: in most sets about as many quads hit
-                    // as not, and a branch on it mispredicts (uniform,
-                    // clustered, tiled and heavy-tailed sets 15-30% faster
-                    // in all; a lattice of touching cubes, where nearly
-                    // every quad hits, and sticks, where few do, 10% slower).
-                    out.emit4(mask, ids[h], _mm_loadu_si128(idp.add(j) as *const __m128i));
+                    // `BRANCHLESS`: the quads without hits are emitted too (a
+                    // store that counts no pair), without a branch on the
+                    // mask: see `grid::oneshot::BRANCHLESS_RATES`.
+                    if BRANCHLESS || mask != 0 {
+                        out.emit4(mask, ids[h], _mm_loadu_si128(idp.add(j) as *const __m128i));
+                    }
                 }
                 d += 1;
             }
+            steps += d;
             i += 8;
         }
+        steps
     }
 
     /// One row's end, query, home flags and id, broadcast, for testing it
@@ -1022,7 +1085,7 @@ pub(crate) mod x86 {
     /// `(r, j), (r, j + 1), ...` that the group's steps would give one by one
     /// (heavy-tailed sizes: a large box's run outlasts its group's by far).
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn tail_f64(b: &Soa<f64>, r: usize, mut j: usize, out: &mut Sink) {
+    unsafe fn tail_f64<O: Emit>(b: &Soa<f64>, r: usize, mut j: usize, out: &mut O) {
         let row = Row4::new(b, r);
         loop {
             let (w, mask, ids) = row.test(b, j);
@@ -1042,7 +1105,7 @@ pub(crate) mod x86 {
     /// (`r1`'s, then `r2`'s), as the group's steps would give them; when one
     /// row's successors end, the other goes on alone.
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn tail2_f64(b: &Soa<f64>, r1: usize, r2: usize, mut d: usize, out: &mut Sink) {
+    unsafe fn tail2_f64<O: Emit>(b: &Soa<f64>, r1: usize, r2: usize, mut d: usize, out: &mut O) {
         let (x, y) = (Row4::new(b, r1), Row4::new(b, r2));
         // Lanes of (r1, r2, r1, r2): the left ids, and the spread of a
         // 2-bit piece of a mask to bits 0 and 2.
@@ -1628,10 +1691,12 @@ mod tests {
                     buf.all_home = all_home;
                     let mut expect = Vec::new();
                     sweep_portable(&buf, 0..n, &mut expect);
-                    for simd in Simd::all() {
+                    // Both ways of emitting (the `f64` AVX2 kernel's).
+                    for (simd, branchless) in Simd::all().into_iter().flat_map(|s| [(s, false), (s, true)]) {
+                        buf.branchless = branchless;
                         let mut got = Vec::new();
                         sweep_rows(&buf, 0..n, simd, &mut got);
-                        assert_eq!(got, expect, "n={n} spread={spread} {simd:?}");
+                        assert_eq!(got, expect, "n={n} spread={spread} {simd:?} branchless={branchless}");
                         // Pieces starting on group boundaries give the same output.
                         let mut pieces = Vec::new();
                         let cut = (n / 2) / S::GROUP * S::GROUP;

@@ -32,7 +32,7 @@ mod sealed {
         /// The CPU must have the features of the level asked for
         /// (`grid::kernel::Simd::detect`).
         #[cfg(target_arch = "x86_64")]
-        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>);
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) -> usize;
     }
 
     impl Sealed for f32 {
@@ -47,11 +47,12 @@ mod sealed {
             self
         }
         #[cfg(target_arch = "x86_64")]
-        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) -> usize {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                if avx512 && b.all_home() {
+                #[allow(clippy::let_unit_value)]
+                let () = if avx512 && b.all_home() {
                     match b.grid() {
                         1 => x86::avx512_f32::<true, 1>(b, rows, out),
                         8 => x86::avx512_f32::<true, 8>(b, rows, out),
@@ -70,8 +71,9 @@ mod sealed {
                     }
                 } else {
                     x86::avx2_f32(b, rows, out)
-                }
+                };
             }
+            0
         }
     }
 
@@ -87,16 +89,17 @@ mod sealed {
             crate::grid::kernel::upper_f32(self)
         }
         #[cfg(target_arch = "x86_64")]
-        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) {
+        unsafe fn sweep_simd(b: &Soa<Self>, rows: Range<usize>, avx512: bool, out: &mut Vec<Pair>) -> usize {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
                 // Sort-and-sweep sweeps `f32` columns: `f64` ones are the
                 // grid's cells, never all at home, no long runs.
                 if avx512 {
-                    x86::avx512_f64(b, rows, out)
+                    x86::avx512_f64(b, rows, out);
+                    0
                 } else {
-                    x86::avx2_f64(b, rows, out)
+                    x86::avx2_f64(b, rows, b.branchless, out)
                 }
             }
         }
