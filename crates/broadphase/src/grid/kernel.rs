@@ -644,6 +644,8 @@ impl Simd {
 /// Reports the pairs whose first row lies in `rows` (whose start must be a
 /// multiple of `S::GROUP`, or the end of the boxes, so that pieces of the
 /// rows reproduce the order of one run over all of them).
+/// Returns the group steps taken where the kernel counts them (the AVX2
+/// `f64` one, for the grid's choice of [`Soa::branchless`]), else 0.
 pub(crate) fn sweep_rows<S: Scalar>(
     b: &Soa<S>,
     rows: core::ops::Range<usize>,

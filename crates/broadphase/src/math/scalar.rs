@@ -27,6 +27,8 @@ mod sealed {
         /// (at most `f32::MAX`).
         fn column_upper(self) -> f32;
         /// The SIMD sweep kernel: AVX-512 when `avx512`, else AVX2.
+        /// Returns the group steps taken where the kernel counts them (the
+        /// AVX2 `f64` one), else 0.
         ///
         /// # Safety
         /// The CPU must have the features of the level asked for
@@ -51,8 +53,7 @@ mod sealed {
             use crate::grid::kernel::x86;
             // SAFETY: the caller checked the features of the level.
             unsafe {
-                #[allow(clippy::let_unit_value)]
-                let () = if avx512 && b.all_home() {
+                if avx512 && b.all_home() {
                     match b.grid() {
                         1 => x86::avx512_f32::<true, 1>(b, rows, out),
                         8 => x86::avx512_f32::<true, 8>(b, rows, out),
@@ -71,7 +72,7 @@ mod sealed {
                     }
                 } else {
                     x86::avx2_f32(b, rows, out)
-                };
+                }
             }
             0
         }
