@@ -832,17 +832,22 @@ pub(crate) mod x86 {
         t
     };
 
-    /// Appends the pairs `(a[l], b[l])` (ordered) for the set bits `l` of
-    /// the 4-bit `mask`, left-packed; `out` must have room for 4 more.
+    /// The pairs `(a[l], b[l])` (ordered) for the set bits `l` of the 4-bit
+    /// `mask`, left-packed into the low lanes.
     #[inline(always)]
-    unsafe fn emit4(out: &mut Vec<Pair>, mask: u32, a: __m128i, b: __m128i) {
+    unsafe fn pack4(mask: u32, a: __m128i, b: __m128i) -> __m256i {
         let mn = _mm_min_epu32(a, b);
         let mx = _mm_max_epu32(a, b);
         let pairs = _mm256_set_m128i(_mm_unpackhi_epi32(mn, mx), _mm_unpacklo_epi32(mn, mx));
         let perm = _mm256_loadu_si256(PACK4[mask as usize].as_ptr() as *const __m256i);
-        let packed = _mm256_permutevar8x32_epi32(pairs, perm);
+        _mm256_permutevar8x32_epi32(pairs, perm)
+    }
+
+    /// Appends [`pack4`]'s pairs; `out` must have room for 4 more.
+    #[inline(always)]
+    unsafe fn emit4(out: &mut Vec<Pair>, mask: u32, a: __m128i, b: __m128i) {
         let len = out.len();
-        _mm256_storeu_si256(out.as_mut_ptr().add(len) as *mut __m256i, packed);
+        _mm256_storeu_si256(out.as_mut_ptr().add(len) as *mut __m256i, pack4(mask, a, b));
         out.set_len(len + POP4[mask as usize] as usize);
     }
 
@@ -888,12 +893,7 @@ pub(crate) mod x86 {
         /// `popcnt` (else `count_ones` is a dozen instructions).
         #[inline(always)]
         unsafe fn emit4(&mut self, mask: u32, a: __m128i, b: __m128i) {
-            let mn = _mm_min_epu32(a, b);
-            let mx = _mm_max_epu32(a, b);
-            let pairs = _mm256_set_m128i(_mm_unpackhi_epi32(mn, mx), _mm_unpacklo_epi32(mn, mx));
-            let perm = _mm256_loadu_si256(PACK4[mask as usize].as_ptr() as *const __m256i);
-            let packed = _mm256_permutevar8x32_epi32(pairs, perm);
-            _mm256_storeu_si256(self.ptr.add(self.len) as *mut __m256i, packed);
+            _mm256_storeu_si256(self.ptr.add(self.len) as *mut __m256i, pack4(mask, a, b));
             self.len += mask.count_ones() as usize;
         }
     }

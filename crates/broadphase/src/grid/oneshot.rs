@@ -509,11 +509,11 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         // The hit rate of the lanes the kernel tested in the cells before,
         // decayed cell by cell: see `BRANCHLESS_RATES`.
         let (mut hits, mut lanes) = (0.0f64, 0.0f64);
+        let (lo, hi) = BRANCHLESS_RATES;
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
             if l.len() > 2 {
                 buf.fill_list(&side.entries, &l[..l.len() - 1]);
-                let (lo, hi) = BRANCHLESS_RATES;
                 buf.branchless = lanes >= BRANCHLESS_EVIDENCE && hits >= lo * lanes && hits < hi * lanes;
                 let before = out.len();
                 let steps = super::kernel::sweep_rows(buf, 0..buf.len(), simd, out);
