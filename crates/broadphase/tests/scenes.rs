@@ -131,7 +131,7 @@ fn large_scenes_threaded_match() {
         }
         let half = v.len() / 2;
         let (a, b) = v.split_at(half);
-        for alg in [Algorithm::SortAndSweep, Algorithm::Grid] {
+        for alg in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::BoxIntersect] {
             let seq = PairFinder::new(alg).find_bipartite(a, b).unwrap();
             let par = PairFinder::new(alg).parallel(true).find_bipartite(a, b).unwrap();
             assert!(seq == par, "{scene} bipartite {alg}: threaded output differs");
