@@ -615,7 +615,7 @@ impl Simd {
             {
                 return Simd::Avx512;
             }
-            // Every CPU with AVX2 has POPCNT; the `f64` kernel uses it.
+            // Every CPU with AVX2 has POPCNT; the AVX2 kernels use it.
             if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
                 return Simd::Avx2;
             }
@@ -843,17 +843,15 @@ pub(crate) mod x86 {
         _mm256_permutevar8x32_epi32(pairs, perm)
     }
 
-    /// Appends [`pack4`]'s pairs; `out` must have room for 4 more.
+    /// Appends [`pack4`]'s pairs; `out` must have room for 4 more. Every
+    /// kernel that inlines it enables `popcnt` (the AVX2 level requires it),
+    /// without which `count_ones` is a dozen instructions.
     #[inline(always)]
     unsafe fn emit4(out: &mut Vec<Pair>, mask: u32, a: __m128i, b: __m128i) {
         let len = out.len();
         _mm256_storeu_si256(out.as_mut_ptr().add(len) as *mut __m256i, pack4(mask, a, b));
-        out.set_len(len + POP4[mask as usize] as usize);
+        out.set_len(len + mask.count_ones() as usize);
     }
-
-    /// Set bits of each 4-bit mask (`count_ones` is no instruction in the
-    /// kernels built without `popcnt`).
-    const POP4: [u8; 16] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4];
 
     /// The end of the output, held in registers while the `f64` kernel runs
     /// (with the pairs stored through the vector's pointer, the compiler
@@ -889,8 +887,7 @@ pub(crate) mod x86 {
             (self.ptr, self.cap) = (self.out.as_mut_ptr(), self.out.capacity());
         }
 
-        /// [`emit4`] into the sink, which must have room for 4 more; needs
-        /// `popcnt` (else `count_ones` is a dozen instructions).
+        /// [`emit4`] into the sink, which must have room for 4 more.
         #[inline(always)]
         unsafe fn emit4(&mut self, mask: u32, a: __m128i, b: __m128i) {
             _mm256_storeu_si256(self.ptr.add(self.len) as *mut __m256i, pack4(mask, a, b));
@@ -1168,7 +1165,7 @@ pub(crate) mod x86 {
     }
 
     /// [`tail_f64`] for `f32` columns, eight successors at a time.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,popcnt")]
     unsafe fn tail_f32(b: &Soa<f32>, r: usize, mut j: usize, out: &mut Vec<Pair>) {
         let row = Row8::new(b, r);
         loop {
@@ -1186,7 +1183,7 @@ pub(crate) mod x86 {
     }
 
     /// [`tail2_f64`] for `f32` columns, eight successors at a time.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,popcnt")]
     unsafe fn tail2_f32(b: &Soa<f32>, r1: usize, r2: usize, mut d: usize, out: &mut Vec<Pair>) {
         let (x, y) = (Row8::new(b, r1), Row8::new(b, r2));
         let left = _mm_unpacklo_epi32(x.id, y.id);
@@ -1216,7 +1213,7 @@ pub(crate) mod x86 {
     }
 
     /// AVX2, `f32`: a group of 16 rows as two octets.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,popcnt")]
     pub(crate) unsafe fn avx2_f32(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
@@ -1299,7 +1296,7 @@ pub(crate) mod x86 {
     /// [`avx512_f32`] does with a grid, a group of 16 rows as two octets,
     /// the hits of a lane found by comparing it with zero. The same pairs in
     /// the same order.
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,popcnt")]
     pub(crate) unsafe fn avx2_grid<const GRID: u8>(b: &Soa<f32>, rows: Range<usize>, out: &mut Vec<Pair>) {
         let (ql, qh) = (b.qlo.as_ptr(), b.qhi.as_ptr());
         let (lo, hi, idp) = (b.lo.as_ptr(), b.hi.as_ptr(), b.id.as_ptr());
