@@ -173,8 +173,20 @@ const LOCAL_SORT_COST: f64 = 8.0;
 /// with the plain sweep): with 8, uniform 69-72 -> 47-48 ms, clustered
 /// 89-93 -> 64 ms, heavy-tailed 86-87 -> 66 ms, a lattice 61 -> 54 ms,
 /// sticks (2.7 candidates per box) 124-127 -> 120-125 ms; with 0, sticks
-/// 131-133 ms; 4 and 16 no better.
+/// 131-133 ms; 4 and 16 no better. In 2D, where a record has fewer bounds
+/// to test, the plain sweep stays: with this rate 2D sets at 1e5 were
+/// 5-10% slower (uniform 30.8-32.2 -> 32.4-39.8 ms, clustered 46.7-49.1
+/// -> 51.8-54.7 ms).
 const SIMD_RATE: f64 = 8.0;
+
+/// [`SIMD_RATE`] in `D` dimensions.
+fn simd_rate(d: usize) -> f64 {
+    if d >= 3 {
+        SIMD_RATE
+    } else {
+        f64::INFINITY
+    }
+}
 
 /// Whether this CPU runs [`two_way_avx2`] (at the SIMD level in use; see
 /// the grid's kernel).
@@ -187,7 +199,7 @@ fn simd_sweeps() -> bool {
     false
 }
 
-/// The search's knobs: [`Tuning::DEFAULT`], others in tests.
+/// The search's knobs: [`Tuning::default_for`], others in tests.
 #[derive(Clone, Copy, Debug)]
 struct Tuning {
     /// Tests only: the scan every base case above axis 0 uses, instead of
@@ -196,12 +208,15 @@ struct Tuning {
     force: Option<usize>,
     /// [`LOCAL_MAX`], or another limit.
     local_max: usize,
-    /// [`SIMD_RATE`], or another (forced scans sweep with SIMD if it is 0).
+    /// [`simd_rate`], or another (forced scans sweep with SIMD if it is 0).
     rate: f64,
 }
 
 impl Tuning {
-    const DEFAULT: Self = Tuning { force: None, local_max: LOCAL_MAX, rate: SIMD_RATE };
+    /// The knobs in `d` dimensions.
+    fn default_for(d: usize) -> Self {
+        Tuning { force: None, local_max: LOCAL_MAX, rate: simd_rate(d) }
+    }
 }
 
 /// How a scan sweeps.
@@ -884,7 +899,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     profile: Option<&Profile<D>>,
     out: &mut Vec<Pair>,
 ) {
-    complete_with(boxes, cutoff, profile, Tuning::DEFAULT, out);
+    complete_with(boxes, cutoff, profile, Tuning::default_for(D), out);
 }
 
 fn complete_with<S: Scalar, const D: usize>(
@@ -915,7 +930,7 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
     profile: Option<&Profile<D>>,
     out: &mut Vec<CrossPair>,
 ) {
-    bipartite_with(a, b, cutoff, profile, Tuning::DEFAULT, out);
+    bipartite_with(a, b, cutoff, profile, Tuning::default_for(D), out);
 }
 
 fn bipartite_with<S: Scalar, const D: usize>(
@@ -998,7 +1013,7 @@ mod tests {
                     // call, and from some size on.
                     // Two-way sweeps with SIMD where the CPU has it (rate
                     // 0), never, and where they pay.
-                    let modes = [(0, 0.0), (usize::MAX, 0.0), (64, 0.0), (0, f64::INFINITY), (64, SIMD_RATE)];
+                    let modes = [(0, 0.0), (usize::MAX, 0.0), (64, 0.0), (0, f64::INFINITY), (64, simd_rate(D))];
                     for (local_max, rate) in modes {
                         let what =
                             format!("n={n} D={D} cutoff={cutoff:?} force={force:?} local_max={local_max} rate={rate}");
