@@ -841,10 +841,9 @@ fn partition<T: Copy>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
 /// `perm[k]`.
 fn coded<S: Scalar, const D: usize>(a: &[Aabb<S, D>], b: &[Aabb<S, D>], perm: &[usize; D]) -> Vec<Rec<D>> {
     let n = a.len() + b.len();
-    let mut recs = vec![Rec { lo: [0; D], hi: [0; D], id: 0 }; n];
-    for (j, r) in recs.iter_mut().enumerate() {
-        r.id = j as u32;
-    }
+    let mut recs = Vec::new();
+    crate::mem::reserve(&mut recs, n);
+    recs.extend((0..n).map(|j| Rec { id: j as u32, ..Rec::EMPTY }));
     // One axis at a time, in arrays small enough for the cache: the
     // values, the items sorted, the codes.
     let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -916,7 +915,9 @@ fn complete_with<S: Scalar, const D: usize>(
     let perm = axis_order(&overlap);
     let cutoff = cutoff_for(cutoff, overlap[perm[0]]);
     let mut is = coded(boxes, &[], &perm);
-    let mut ps = is.clone();
+    let mut ps = Vec::new();
+    crate::mem::reserve(&mut ps, is.len());
+    ps.extend_from_slice(&is);
     let mut sink = Complete(out);
     Search::new(&mut sink, cutoff, boxes.len(), tuning).stream(&mut ps, &mut is, D - 1, None);
 }

@@ -67,6 +67,7 @@ mod error;
 mod grid;
 mod id;
 mod math;
+mod mem;
 mod oneshot;
 mod pair;
 mod par;

@@ -54,6 +54,7 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
         return;
     }
     if scratch.len() < n {
+        crate::mem::reserve(scratch, n);
         scratch.resize(n, 0);
     }
     #[cfg(feature = "parallel")]

@@ -230,13 +230,18 @@ impl<S: Scalar> Soa<S> {
     fn reserve(&mut self, m: usize, cross: bool) {
         let cap = m + PAD;
         if self.lo.len() < cap {
-            self.lo.resize(cap, S::ZERO);
-            self.hi.resize(cap, S::ZERO);
-            self.id.resize(cap, 0);
-            self.home.resize(cap, 0);
+            for col in [&mut self.lo, &mut self.hi] {
+                crate::mem::reserve(col, cap);
+                col.resize(cap, S::ZERO);
+            }
+            for col in [&mut self.id, &mut self.home] {
+                crate::mem::reserve(col, cap);
+                col.resize(cap, 0);
+            }
         }
         if cross && self.c[0].len() < cap {
             for col in self.c.iter_mut() {
+                crate::mem::reserve(col, cap);
                 col.resize(cap, S::ZERO);
             }
         }

@@ -34,6 +34,9 @@ fn sweep_pieces(ncells: usize, boxes: usize) -> usize {
     par::piece_count(ncells, PIECE_CELLS).max((boxes / PIECE_BOXES).min(ncells))
 }
 
+/// Room kept in the output before each cell's sweep (see [`crate::mem::spare`]).
+const OUT_SPARE: usize = 1 << 12;
+
 /// Most boxes the grid takes (a list element holds a position in
 /// `entries` beside the two home flags).
 pub(crate) const MAX_GRID_BOXES: usize = (POSITION as usize) - MAX_CELLS as usize - 1;
@@ -513,6 +516,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
             if l.len() > 2 {
+                crate::mem::spare(out, OUT_SPARE);
                 buf.fill_list(&side.entries, &l[..l.len() - 1]);
                 buf.branchless = lanes >= BRANCHLESS_EVIDENCE && hits >= lo * lanes && hits < hi * lanes;
                 let before = out.len();
