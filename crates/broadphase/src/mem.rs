@@ -21,12 +21,16 @@ pub(crate) fn reserve<T>(v: &mut Vec<T>, n: usize) {
     advise_huge(v);
 }
 
-/// Makes room for `k` more elements in `v`, at least doubling its buffer
-/// when it grows (as `Vec` does), with huge pages on a large new buffer: for
-/// outputs that a kernel fills through `Vec::reserve`, called often enough
-/// that the growth happens here.
+/// Makes room for `k` more elements in `v` once it is large (half of
+/// [`HUGE_MIN`] or more), at least doubling its buffer (as `Vec` does), so
+/// that the new buffer gets huge pages: for outputs that a kernel fills
+/// through `Vec::reserve`, called often enough that their growth happens
+/// here. Smaller vectors are left to grow as `Vec` grows them (a threaded
+/// search keeps thousands of small outputs, one per piece, which must not
+/// each take `k` elements of room).
 pub(crate) fn spare<T>(v: &mut Vec<T>, k: usize) {
-    if v.capacity() - v.len() < k {
+    let large = v.capacity() * core::mem::size_of::<T>() >= HUGE_MIN / 2;
+    if large && v.capacity() - v.len() < k {
         let want = (v.capacity() * 2).max(v.len() + k);
         reserve(v, want);
     }
@@ -67,10 +71,15 @@ mod tests {
             assert_eq!(v, (0..7).collect::<Vec<_>>());
             v.resize(n, 3);
             assert_eq!(v[n - 1], 3);
+            v.resize(v.capacity(), 4);
             let cap = v.capacity();
             spare(&mut v, 5);
-            assert!(v.capacity() - v.len() >= 5);
-            assert!(v.capacity() == cap || v.capacity() >= 2 * cap, "grows by doubling");
+            if cap * 4 >= HUGE_MIN / 2 {
+                assert!(v.capacity() - v.len() >= 5);
+                assert!(v.capacity() >= 2 * cap, "grows by doubling");
+            } else {
+                assert_eq!(v.capacity(), cap, "a small vector grows as `Vec` grows it");
+            }
             assert_eq!(&v[..7], &[0, 1, 2, 3, 4, 5, 6]);
             let cap = v.capacity();
             spare(&mut v, 0);
