@@ -405,23 +405,17 @@ impl<'a, K: Sink, const D: usize> Search<'a, K, D> {
     }
 
     /// The base case: the cheapest of the sweeps that can answer the call
-    /// (see [`Search::pick`]), on the sets sorted on its axis in place.
+    /// (see [`Search::pick`]), on the sets sorted on its axis in place (or
+    /// on sorted copies, for the SIMD sweep).
     fn scan(&mut self, ps: &mut [Rec<D>], is: &mut [Rec<D>], d: usize) {
         let (axis, way, simd) = self.pick(ps, is, d, 0.0);
+        if simd {
+            // The SIMD sweep reads past the sets: sorted copies, with room.
+            return self.sweep_sorted(ps, is, d, axis, way, true);
+        }
         by_start(ps, axis, &mut self.keys, &mut self.tmp);
         by_start(is, axis, &mut self.keys, &mut self.tmp);
-        if !simd {
-            return sweep(self.sink, (ps, ps.len()), (is, is.len()), d, axis, way, false);
-        }
-        // The SIMD sweep reads past the sets: copies with room after them.
-        let [mut sp, mut si] = core::mem::take(&mut self.sorted);
-        for (v, set) in [(&mut sp, &*ps), (&mut si, &*is)] {
-            v.clear();
-            v.extend_from_slice(set);
-            v.resize(set.len() + BLOCK, Rec::EMPTY);
-        }
-        sweep(self.sink, (&sp, ps.len()), (&si, is.len()), d, axis, way, true);
-        self.sorted = [sp, si];
+        sweep(self.sink, (ps, ps.len()), (is, is.len()), d, axis, way, false);
     }
 
     /// Sweeps copies of `ps` and `is` sorted by start on `axis`.
@@ -552,27 +546,32 @@ fn two_way<K: Sink, const D: usize>(sink: &mut K, ps: &[Rec<D>], is: &[Rec<D>], 
     let (mut a, mut b) = (0, 0);
     while a < ps.len() && b < is.len() {
         if ps[a].lo[k] < is[b].lo[k] {
-            let p = &ps[a];
-            for i in &is[b..] {
-                if i.lo[k] >= p.hi[k] {
-                    break;
-                }
-                if check(p, i) {
-                    sink.report(p.id, i.id);
-                }
-            }
+            scan_from(sink, &ps[a], &is[b..], k, |p, i| check(p, i));
             a += 1;
         } else {
-            let i = &is[b];
-            for p in &ps[a..] {
-                if p.lo[k] >= i.hi[k] {
-                    break;
-                }
-                if check(p, i) {
-                    sink.report(p.id, i.id);
-                }
-            }
+            scan_from(sink, &is[b], &ps[a..], k, |i, p| check(p, i));
             b += 1;
+        }
+    }
+}
+
+/// Reports `cur` with every record of `rest` (sorted on `k`) that starts
+/// inside it on axis `k` and passes `test(cur, record)`. (Both sinks order
+/// a pair themselves, so `cur` may be either the point or the interval.)
+#[inline(always)]
+fn scan_from<K: Sink, const D: usize>(
+    sink: &mut K,
+    cur: &Rec<D>,
+    rest: &[Rec<D>],
+    k: usize,
+    test: impl Fn(&Rec<D>, &Rec<D>) -> bool,
+) {
+    for r in rest {
+        if r.lo[k] >= cur.hi[k] {
+            break;
+        }
+        if test(cur, r) {
+            sink.report(cur.id, r.id);
         }
     }
 }
@@ -739,16 +738,8 @@ impl LaneBounds {
 
 /// Sorts records by their start on axis `k` (codes are distinct).
 fn by_start<const D: usize>(v: &mut [Rec<D>], k: usize, keys: &mut Vec<u64>, tmp: &mut Vec<Rec<D>>) {
-    if v.len() <= 16 {
-        v.sort_unstable_by_key(|r| r.lo[k]);
-        return;
-    }
-    keys.clear();
-    keys.extend(v.iter().enumerate().map(|(j, r)| keyed(r.lo[k], j as u32)));
-    keys.sort_unstable();
-    tmp.clear();
-    tmp.extend(keys.iter().map(|&k| v[payload(k) as usize]));
-    v.copy_from_slice(tmp);
+    sorted_copy(v, k, keys, tmp);
+    v.copy_from_slice(&tmp[..v.len()]);
 }
 
 /// `v` sorted by start on axis `k` (codes are distinct) into `out`, and

@@ -21,6 +21,12 @@ pub(crate) fn reserve<T>(v: &mut Vec<T>, n: usize) {
     advise_huge(v);
 }
 
+/// [`reserve`], then `Vec::resize`.
+pub(crate) fn resize<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
+    reserve(v, n);
+    v.resize(n, value);
+}
+
 /// Makes room for `k` more elements in `v` once it is large (half of
 /// [`HUGE_MIN`] or more), at least doubling its buffer (as `Vec` does), so
 /// that the new buffer gets huge pages: for outputs that a kernel fills

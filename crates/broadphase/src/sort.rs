@@ -54,8 +54,7 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
         return;
     }
     if scratch.len() < n {
-        crate::mem::reserve(scratch, n);
-        scratch.resize(n, 0);
+        crate::mem::resize(scratch, n, 0);
     }
     #[cfg(feature = "parallel")]
     if parallel && n >= PAR_MIN && rayon::current_num_threads() > 1 {

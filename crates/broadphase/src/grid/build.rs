@@ -179,10 +179,8 @@ fn place<S: Scalar, const D: usize>(
     let ncells = layout.cell_count();
     let padded = ncells + layout.cells[1] as usize + 3;
     // Every slot is overwritten: keep what is there, only adjust the length.
-    crate::mem::reserve(&mut side.info, n);
-    crate::mem::reserve(keys, n);
-    side.info.resize(n, 0);
-    keys.resize(n, 0);
+    crate::mem::resize(&mut side.info, n, 0);
+    crate::mem::resize(keys, n, 0);
     reset(&mut side.starts, padded);
     reset(&mut side.list_starts, padded);
     let mut any_wide = false;
@@ -358,10 +356,8 @@ fn distribute<S: Scalar, const D: usize>(
     // Every order and list slot is written below but the lists' last slots,
     // which hold the sentinel: keep the old contents, adjust the lengths.
     let sentinel = keys.len() as u32;
-    crate::mem::reserve(&mut side.order, keys.len());
-    crate::mem::reserve(&mut side.lists, list_sum as usize);
-    side.order.resize(keys.len(), 0);
-    side.lists.resize(list_sum as usize, 0);
+    crate::mem::resize(&mut side.order, keys.len(), 0);
+    crate::mem::resize(&mut side.lists, list_sum as usize, 0);
     for c in 0..ncells {
         side.lists[side.list_starts[c + 1] as usize - 1] = sentinel | HOME_Y | HOME_Z;
     }
@@ -473,8 +469,7 @@ fn distribute<S: Scalar, const D: usize>(
 fn fill_entries<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], layout: &Layout, side: &mut Side<S>, parallel: bool) {
     let n = side.order.len();
     // Every entry is written below: keep the old contents, adjust the length.
-    crate::mem::reserve(&mut side.entries, n + 1);
-    side.entries.resize(n + 1, Entry::sentinel());
+    crate::mem::resize(&mut side.entries, n + 1, Entry::sentinel());
     side.entries[n] = Entry::sentinel();
     let fill = |order: &[u32], entries: &mut [Entry<S>]| {
         // The boxes are read in entry order, that is, at random: fetch

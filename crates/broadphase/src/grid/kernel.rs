@@ -230,19 +230,14 @@ impl<S: Scalar> Soa<S> {
     fn reserve(&mut self, m: usize, cross: bool) {
         let cap = m + PAD;
         if self.lo.len() < cap {
-            for col in [&mut self.lo, &mut self.hi] {
-                crate::mem::reserve(col, cap);
-                col.resize(cap, S::ZERO);
-            }
-            for col in [&mut self.id, &mut self.home] {
-                crate::mem::reserve(col, cap);
-                col.resize(cap, 0);
-            }
+            crate::mem::resize(&mut self.lo, cap, S::ZERO);
+            crate::mem::resize(&mut self.hi, cap, S::ZERO);
+            crate::mem::resize(&mut self.id, cap, 0);
+            crate::mem::resize(&mut self.home, cap, 0);
         }
         if cross && self.c[0].len() < cap {
             for col in self.c.iter_mut() {
-                crate::mem::reserve(col, cap);
-                col.resize(cap, S::ZERO);
+                crate::mem::resize(col, cap, S::ZERO);
             }
         }
     }
