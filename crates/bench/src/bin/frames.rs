@@ -286,6 +286,7 @@ fn insert_case(n_new: usize, n_static: usize, only: Option<&str>) {
     for (name, make) in makers().into_iter().filter(|(name, _)| only.is_none_or(|o| name.contains(o))) {
         let mut best = f64::INFINITY;
         let mut one = f64::INFINITY;
+        let mut unload = f64::INFINITY;
         for _ in 0..3 {
             let mut bp = make();
             let mut ids = Vec::new();
@@ -307,16 +308,25 @@ fn insert_case(n_new: usize, n_static: usize, only: Option<&str>) {
             ev.clear();
             bp.update(&mut ev);
             best = best.min(t.elapsed().as_secs_f64());
+            // The same batch unloaded (a level streamed out).
+            let t = Instant::now();
+            bp.remove_batch(&ids[n_static..]).unwrap();
+            ev.clear();
+            bp.update(&mut ev);
+            unload = unload.min(t.elapsed().as_secs_f64());
             let t = Instant::now();
             let pairs = PairFinder::new(Algorithm::Auto).find(&all).unwrap();
             one = one.min(t.elapsed().as_secs_f64());
             std::hint::black_box(pairs);
         }
         println!(
-            "  batch insert {n_new} into {n_static} static, {name:16}: {:>8.2} ms; one-shot over all {:>8.2} ms; ratio {:.2}x",
+            "  batch insert {n_new} into {n_static} static, {name:16}: {:>8.2} ms; one-shot over all {:>8.2} ms; ratio {:.2}x; \
+             removing them again {:>8.2} ms ({:.2}x)",
             best * 1e3,
             one * 1e3,
-            best / one
+            best / one,
+            unload * 1e3,
+            unload / one
         );
     }
 }

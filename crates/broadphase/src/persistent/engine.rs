@@ -448,9 +448,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
 
     /// Untracks the pairs of removed proxies.
     fn drop_removed(&mut self, events: &mut Vec<PairEvent>) {
-        for i in 0..self.frame.removed.len() {
-            self.cache.remove_all(self.frame.removed[i], |e| events.push(e));
-        }
+        self.cache.remove_batch(&self.frame.removed, |e| events.push(e));
     }
 
     /// Re-tests the tracked pairs of re-filtered, then of moved proxies:

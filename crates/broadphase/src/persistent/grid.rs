@@ -83,7 +83,9 @@ pub struct GridIndex<S: Scalar, const D: usize> {
     /// Per cell: its proxies with their fat boxes inline, so that scanning a
     /// cell reads one contiguous array.
     table: CellTable<(u32, Aabb<S, D>)>,
-    refat: Vec<u32>,
+    /// The proxies queried in full in this update (large arrivals,
+    /// re-filtered proxies).
+    late: Vec<u32>,
     /// The proxies to re-fatten in this update, with their new fat boxes.
     jobs: Vec<(u32, Aabb<S, D>)>,
     /// The slots whose fat box changed in the last update.
@@ -103,7 +105,7 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
             big_pos: Vec::new(),
             big: Vec::new(),
             table: CellTable::default(),
-            refat: Vec::new(),
+            late: Vec::new(),
             jobs: Vec::new(),
             changed: Marks::default(),
         }
@@ -174,15 +176,55 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         cells::wider_than(r, MAX_SPAN)
     }
 
-    /// Files slot `s`, arriving or at a rebuild (see `fresh_fat`).
-    fn add(&mut self, store: &Store<S, D>, s: u32) {
+    /// Makes room for slot `s` in the per-slot arrays.
+    #[inline]
+    fn room(&mut self, store: &Store<S, D>, s: u32) {
         let i = s as usize;
         if self.fat.len() <= i {
             self.fat.resize(store.slots().max(i + 1), store.aabb[i]);
             self.big_pos.resize(self.fat.len(), NIL);
         }
+    }
+
+    /// Files slot `s`, arriving or at a rebuild (see `fresh_fat`).
+    fn add(&mut self, store: &Store<S, D>, s: u32) {
+        self.room(store, s);
         let fat = self.fresh_fat(store, s);
         self.file(s, fat);
+    }
+
+    /// Files arriving slot `s` and appends its candidates among the slots
+    /// filed before it, as `add` then `candidates` would, in one visit per
+    /// cell: each list is scanned, then `s` pushed onto it, while it is in
+    /// the cache. A pair of two arrivals is found by the later one's scan
+    /// (the earlier one is filed by then), once. A large arrival is only
+    /// filed, and pushed on `late`: its scan of every slot waits until all
+    /// the arrivals are filed.
+    fn arrive(&mut self, store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>, late: &mut Vec<u32>) {
+        self.room(store, s);
+        let fat = self.fresh_fat(store, s);
+        let r = self.cells_of(&fat);
+        if Self::is_big(&r) {
+            self.file(s, fat);
+            late.push(s);
+            return;
+        }
+        let i = s as usize;
+        self.fat[i] = fat;
+        self.changed.mark(s);
+        self.big_pos[i] = NIL;
+        self.big_candidates(s, &fat, out);
+        let lowers = self.lowers(&r);
+        let table = &mut self.table;
+        cells::each(&r, |c| {
+            let list = table.list(cells::key(c));
+            let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
+            out.reserve(list.len());
+            for &(t, ref ft) in list.iter() {
+                push_if(out, Self::reported_in(&fat, ft, &low), (s, t));
+            }
+            list.push((s, fat));
+        });
     }
 
     /// The box a proxy is first filed by (arriving, or at a rebuild): its
@@ -380,6 +422,15 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         }
     }
 
+    /// Calls `f` with the key of every cell slot `s` is filed in; none if
+    /// large.
+    #[inline]
+    fn filed_cells(&self, s: u32, mut f: impl FnMut(u64)) {
+        if self.big_pos[s as usize] == NIL {
+            cells::each(&self.cells_of(&self.fat[s as usize]), |c| f(cells::key(c)));
+        }
+    }
+
     /// The cells that re-filing slot `s` by `fat` visits: those of the new
     /// range, and of the old one outside it; none if either is large.
     #[inline]
@@ -410,13 +461,19 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
     fn prefetch_lists(&self, s: u32, fat: &Aabb<S, D>) {
         self.refile_cells(s, fat, |k| {
             if let Some(list) = self.table.get(k) {
-                let p = list.as_ptr().cast::<u8>();
-                let bytes = core::mem::size_of_val(list.as_slice());
-                for off in (0..bytes.min(512)).step_by(64) {
-                    crate::sweep::prefetch(p.wrapping_add(off));
-                }
+                prefetch_list(list);
             }
         });
+    }
+}
+
+/// Starts loading the first lines (up to 512 bytes) of a cell's list.
+#[inline]
+fn prefetch_list<E>(list: &[E]) {
+    let p = list.as_ptr().cast::<u8>();
+    let bytes = core::mem::size_of_val(list);
+    for off in (0..bytes.min(512)).step_by(64) {
+        crate::sweep::prefetch(p.wrapping_add(off));
     }
 }
 
@@ -454,13 +511,35 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         if self.cell == 0.0 {
             self.choose(store, frame.inserted.iter().copied());
         }
-        for &s in &frame.removed {
+        // PERF: a batch of removals, like one of arrivals (below), reads
+        // fat boxes, buckets and lists all over the world: prefetched 16, 8
+        // and 4 removals ahead.
+        let gone = &frame.removed;
+        for (j, &s) in gone.iter().enumerate() {
+            if let Some(&t) = gone.get(j + 16) {
+                crate::sweep::prefetch(&self.fat[t as usize]);
+                crate::sweep::prefetch(&self.big_pos[t as usize]);
+            }
+            if let Some(&t) = gone.get(j + 8) {
+                self.filed_cells(t, |k| self.table.prefetch(k));
+            }
+            if let Some(&t) = gone.get(j + 4) {
+                self.filed_cells(t, |k| {
+                    if let Some(list) = self.table.get(k) {
+                        prefetch_list(list);
+                    }
+                });
+            }
             self.take(s);
         }
         // PERF: arrivals land in cells all over the world (level
         // streaming: 1e5 into a world of 1e6): the buckets of the arrivals
-        // 8 steps ahead are prefetched, then the ends of their lists.
+        // 8 steps ahead are prefetched, then their lists (the ends of them
+        // only, where no scan follows).
         let ins = &frame.inserted;
+        let scan = frame.inserted_candidates;
+        let mut late = core::mem::take(&mut self.late);
+        late.clear();
         for (j, &s) in ins.iter().enumerate() {
             if let Some(&t) = ins.get(j + 8) {
                 self.prefetch_filing(store, t, |table, k| table.prefetch(k));
@@ -468,11 +547,19 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             if let Some(&t) = ins.get(j + 4) {
                 self.prefetch_filing(store, t, |table, k| {
                     if let Some(list) = table.get(k) {
-                        crate::sweep::prefetch(list.as_ptr().wrapping_add(list.len()));
+                        if scan {
+                            prefetch_list(list);
+                        } else {
+                            crate::sweep::prefetch(list.as_ptr().wrapping_add(list.len()));
+                        }
                     }
                 });
             }
-            self.add(store, s);
+            if scan {
+                self.arrive(store, s, out, &mut late);
+            } else {
+                self.add(store, s);
+            }
         }
         // The proxies that left their fat boxes, with their new fat boxes.
         let mut jobs = core::mem::take(&mut self.jobs);
@@ -510,16 +597,13 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             self.refile(store, s, fat, out);
         }
         self.jobs = jobs;
-        let mut refat = core::mem::take(&mut self.refat);
-        refat.clear();
-        if frame.inserted_candidates {
-            refat.extend_from_slice(&frame.inserted);
-        }
-        refat.extend_from_slice(&frame.refiltered);
-        for &s in &refat {
+        // The large arrivals, and the re-filtered proxies, whose pairs may
+        // be newly allowed, are queried in full.
+        late.extend_from_slice(&frame.refiltered);
+        for &s in &late {
             self.candidates(store, s, out);
         }
-        self.refat = refat;
+        self.late = late;
     }
 
     fn tracks(&self, _store: &Store<S, D>, s: u32, t: u32) -> bool {
@@ -641,7 +725,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     }
 
     fn release_scratch(&mut self) {
-        self.refat = Vec::new();
+        self.late = Vec::new();
         self.jobs = Vec::new();
     }
 
@@ -649,7 +733,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         use core::mem::size_of;
         self.fat.capacity() * size_of::<Aabb<S, D>>()
             + self.headings.memory()
-            + (self.big_pos.capacity() + self.big.capacity() + self.refat.capacity()) * 4
+            + (self.big_pos.capacity() + self.big.capacity() + self.late.capacity()) * 4
             + self.jobs.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + self.changed.memory()
             + self.table.memory()

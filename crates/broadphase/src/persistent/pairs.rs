@@ -17,6 +17,7 @@
 
 use std::hash::Hasher;
 
+use super::marks::Marks;
 use crate::ProxyId;
 
 /// A pair of live proxies, ordered `a < b`.
@@ -171,7 +172,16 @@ pub(crate) struct PairCache {
     /// flags to set, as `(record, on)`, and records to untrack.
     flags: Vec<(u32, bool)>,
     gone: Vec<u32>,
+    /// Buffers of [`remove_batch`](Self::remove_batch): the removed slots,
+    /// the pairs that stay.
+    doomed: Marks,
+    keep: Vec<(ProxyPair, bool)>,
 }
+
+/// A batch of removals is taken by a rebuild only from this many entries
+/// on (below, the pass over the records is not worth it; in debug builds,
+/// the tests', from one).
+const BATCH_MIN: usize = if cfg!(debug_assertions) { 1 } else { 1024 };
 
 impl Default for PairCache {
     fn default() -> Self {
@@ -184,6 +194,8 @@ impl Default for PairCache {
             exact_of: Vec::new(),
             flags: Vec::new(),
             gone: Vec::new(),
+            doomed: Marks::default(),
+            keep: Vec::new(),
         }
     }
 }
@@ -265,6 +277,8 @@ impl PairCache {
         self.exact_of.shrink_to_fit();
         self.flags = Vec::new();
         self.gone = Vec::new();
+        self.doomed = Marks::default();
+        self.keep = Vec::new();
         self.adj.shrink();
     }
 
@@ -483,8 +497,88 @@ impl PairCache {
         }
     }
 
+    /// Prefetches slot `s`'s entries (reads the header).
+    #[inline]
+    pub fn prefetch_entries(&self, s: u32) {
+        if let Some(list) = self.adj.get(s as usize) {
+            let p = list.as_ptr().cast::<u8>();
+            for off in (0..core::mem::size_of_val(list).min(256)).step_by(64) {
+                crate::sweep::prefetch(p.wrapping_add(off));
+            }
+        }
+    }
+
+    /// Prefetches the records of slot `s`'s pairs (reads its entries).
+    #[inline]
+    pub fn prefetch_records(&self, s: u32) {
+        if let Some(list) = self.adj.get(s as usize) {
+            for e in list.iter().take(8) {
+                crate::sweep::prefetch(&self.recs[(e[1] & !EXACT) as usize]);
+            }
+        }
+    }
+
+    /// Untracks every pair of the slots `removed`, reporting those that
+    /// end. Pair by pair (as [`remove_all`](Self::remove_all), prefetched)
+    /// where the batch holds a small share of the tracked pairs; where it
+    /// holds at least half of them (a level unloaded), by one pass over the
+    /// records and a rebuild from the pairs that stay: each pair removed
+    /// one by one writes to both partners' arrays and the exact array at
+    /// random, some eight cache misses.
+    pub fn remove_batch(&mut self, removed: &[u32], mut report: impl FnMut(PairEvent)) {
+        if removed.is_empty() {
+            return;
+        }
+        // The entries of the removed slots: each of their pairs once or
+        // twice (both sides removed).
+        let mut entries = 0;
+        for (i, &s) in removed.iter().enumerate() {
+            if let Some(&t) = removed.get(i + 16) {
+                self.prefetch_head(t);
+            }
+            entries += self.adj.get(s as usize).map_or(0, |l| l.len());
+        }
+        if entries < self.live.max(BATCH_MIN) {
+            for i in 0..removed.len() {
+                if let Some(&s) = removed.get(i + 8) {
+                    self.prefetch_head(s);
+                }
+                if let Some(&s) = removed.get(i + 4) {
+                    self.prefetch_entries(s);
+                }
+                if let Some(&s) = removed.get(i + 2) {
+                    self.prefetch_records(s);
+                }
+                self.remove_all(removed[i], &mut report);
+            }
+            return;
+        }
+        let mut doomed = core::mem::take(&mut self.doomed);
+        for &s in removed {
+            doomed.mark(s);
+        }
+        let mut keep = core::mem::take(&mut self.keep);
+        keep.clear();
+        for r in self.recs.iter().filter(|r| r.at[0] != NIL) {
+            let exact = r.exact != NIL;
+            if doomed.has(r.pair.a.index()) || doomed.has(r.pair.b.index()) {
+                if exact {
+                    report(PairEvent::End(r.pair));
+                }
+            } else {
+                keep.push((r.pair, exact));
+            }
+        }
+        doomed.clear();
+        self.clear();
+        for &(p, exact) in &keep {
+            self.add(p, exact);
+        }
+        (self.doomed, self.keep) = (doomed, keep);
+    }
+
     /// Untracks every pair of `s`, reporting those that end.
-    pub fn remove_all(&mut self, s: u32, mut report: impl FnMut(PairEvent)) {
+    fn remove_all(&mut self, s: u32, report: &mut impl FnMut(PairEvent)) {
         while let Some(&[_, r]) = self.adj[s as usize].last() {
             if let Some(p) = self.remove_at(r & !EXACT) {
                 report(PairEvent::End(p));
@@ -507,6 +601,8 @@ impl PairCache {
             + self.exact.capacity() * size_of::<ProxyPair>()
             + (self.exact_of.capacity() + self.gone.capacity()) * 4
             + self.flags.capacity() * 8
+            + self.doomed.memory()
+            + self.keep.capacity() * core::mem::size_of::<(ProxyPair, bool)>()
             + self.adj.memory()
     }
 
@@ -752,7 +848,52 @@ impl core::ops::IndexMut<usize> for Lists {
 
 #[cfg(test)]
 mod tests {
-    use super::Lists;
+    use super::{Lists, PairCache, PairEvent, ProxyPair};
+    use crate::ProxyId;
+
+    /// A cache over `slots` slots tracking every pair `(x, y)` with
+    /// `x < y`, `(x + y) % 3 == 0`, flagged when `x * y` is even.
+    fn sample(slots: u32) -> PairCache {
+        let mut c = PairCache::default();
+        c.grow(slots as usize);
+        for x in 0..slots {
+            for y in x + 1..slots {
+                if (x + y) % 3 == 0 {
+                    c.add(ProxyPair::new(ProxyId::new(x, 0), ProxyId::new(y, 0)), x * y % 2 == 0);
+                }
+            }
+        }
+        c
+    }
+
+    fn state(c: &PairCache) -> (Vec<(u32, u32)>, Vec<ProxyPair>) {
+        let mut tracked: Vec<_> = c.tracked().map(|(_, a, b)| (a, b)).collect();
+        let mut exact = c.pairs().to_vec();
+        tracked.sort_unstable();
+        exact.sort_unstable();
+        (tracked, exact)
+    }
+
+    #[test]
+    fn batch_removal_matches_one_by_one() {
+        // Few of the pairs (one by one), then most of them (a rebuild).
+        for removed in [vec![5u32], (0..40).filter(|s| s % 4 != 1).collect::<Vec<_>>()] {
+            let (mut batch, mut single) = (sample(48), sample(48));
+            let (mut eb, mut es) = (Vec::new(), Vec::new());
+            batch.remove_batch(&removed, |e| eb.push(e));
+            for &s in &removed {
+                single.remove_all(s, &mut |e| es.push(e));
+            }
+            batch.validate().unwrap();
+            single.validate().unwrap();
+            assert_eq!(state(&batch), state(&single));
+            eb.sort_unstable();
+            es.sort_unstable();
+            assert!(!eb.is_empty() && eb.iter().all(|e| matches!(e, PairEvent::End(_))));
+            assert_eq!(eb, es);
+            assert!(batch.tracked().all(|(_, a, b)| !removed.contains(&a) && !removed.contains(&b)));
+        }
+    }
 
     #[test]
     fn lists_grow_move_and_compact() {
