@@ -51,8 +51,11 @@
 //! the tracked pairs in bulk. A large batch of inserts finds its pairs
 //! among itself by one one-shot search, and with the rest of the world
 //! through a grid placed over it that the world's held boxes stream
-//! through; it takes its slots in the spatial (Morton) order of its boxes,
-//! so that neighbours sit close in memory. (The
+//! through (the hash grid instead files each arrival and scans its cells
+//! in one visit per cell); it takes its slots in the spatial (Morton) order
+//! of its boxes, so that neighbours sit close in memory. A large batch of
+//! removals that holds at least half the tracked pairs untracks them by
+//! one pass over the pairs and a rebuild from those that stay. (The
 //! brute-force reference never takes the one-shot paths.)
 //!
 //! The indexes differ in how they find candidates:
