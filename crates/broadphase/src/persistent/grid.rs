@@ -218,11 +218,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         let table = &mut self.table;
         cells::each(&r, |c| {
             let list = table.list(cells::key(c));
-            let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
-            out.reserve(list.len());
-            for &(t, ref ft) in list.iter() {
-                push_if(out, Self::reported_in(&fat, ft, &low), (s, t));
-            }
+            Self::scan_cell(s, &fat, list, &lowers, &r, c, out);
             list.push((s, fat));
         });
     }
@@ -332,13 +328,30 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         let r = self.cells_of(&fs);
         let lowers = self.lowers(&r);
         cells::each(&r, |c| {
-            let Some(list) = self.table.get(cells::key(c)) else { return };
-            let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
-            out.reserve(list.len());
-            for &(t, ref ft) in list {
-                push_if(out, (t != s) & Self::reported_in(&fs, ft, &low), (s, t));
+            if let Some(list) = self.table.get(cells::key(c)) {
+                Self::scan_cell(s, &fs, list, &lowers, &r, c, out);
             }
         });
+    }
+
+    /// Appends `(s, t)` for every other `t` of the list of cell `c` (in the
+    /// range `r` of `s`, whose lowest partner starts are `lowers`) whose
+    /// fat box overlaps `fs` with the pair reported in that cell.
+    #[inline]
+    fn scan_cell(
+        s: u32,
+        fs: &Aabb<S, D>,
+        list: &[(u32, Aabb<S, D>)],
+        lowers: &[[S; MAX_SPAN as usize]; D],
+        r: &Cells<D>,
+        c: &[i64; D],
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let low: [S; D] = core::array::from_fn(|k| lowers[k][(c[k] - r.0[k]) as usize]);
+        out.reserve(list.len());
+        for &(t, ref ft) in list {
+            push_if(out, (t != s) & Self::reported_in(fs, ft, &low), (s, t));
+        }
     }
 
     /// Appends `(s, t)` for every large `t` whose fat box overlaps `fs`.

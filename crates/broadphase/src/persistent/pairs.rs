@@ -405,11 +405,7 @@ impl PairCache {
                 self.prefetch_head(slot(i + 32));
             }
             if i + 16 < n {
-                let list = &self.adj[slot(i + 16) as usize];
-                let p = list.as_ptr().cast::<u8>();
-                for off in (0..core::mem::size_of_val(list).min(256)).step_by(64) {
-                    crate::sweep::prefetch(p.wrapping_add(off));
-                }
+                self.prefetch_entries(slot(i + 16));
             }
             buf.extend_from_slice(&self.adj[slot(i) as usize]);
             ends.push(buf.len() as u32);
