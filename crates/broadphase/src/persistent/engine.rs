@@ -70,8 +70,10 @@ pub mod sealed {
         /// one-shot search among the arrivals and a grid over them that the
         /// others stream through (see `begin_inserted`), a smaller one by
         /// the index's candidates; `None`: always by the
-        /// index's candidates (a batch of a quarter or more makes a bulk
-        /// frame in any case). With `ONESHOT` only.
+        /// index (its candidates, and its
+        /// [`take_arrival_pairs`](Self::take_arrival_pairs)); a batch of a
+        /// quarter or more makes a bulk frame in any case. With `ONESHOT`
+        /// only.
         const ARRIVALS_ONESHOT: Option<usize> = Some(64);
 
         /// Brings the index up to date with the frame and appends candidate
@@ -79,6 +81,12 @@ pub mod sealed {
         /// involves a moved slot, or an inserted one (when the frame asks),
         /// or every overlapping pair of a re-filtered slot.
         fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>);
+
+        /// Moves into `out` the pairs the last [`update`](Self::update) found
+        /// for the inserted slots apart from its candidates: each once, with
+        /// at least one inserted slot, and overlapping as the index holds
+        /// them (so tracked by no earlier frame). By default none.
+        fn take_arrival_pairs(&mut self, _out: &mut Vec<(u32, u32)>) {}
 
         /// Whether the index holds the boxes of indexed slots `s` and `t` as
         /// overlapping (exactly, or with margins): such pairs are tracked,
@@ -220,6 +228,8 @@ struct OneShot<S: Scalar, const D: usize> {
     /// Counting sort of slot pairs: run starts per low slot, high slots.
     starts: Vec<u32>,
     his: Vec<u32>,
+    /// The index's pairs of a batch of arrivals (see `track_arrival_pairs`).
+    found: Vec<(u32, u32)>,
 }
 
 impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
@@ -241,6 +251,7 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             arrivals: Default::default(),
             starts: Vec::new(),
             his: Vec::new(),
+            found: Vec::new(),
         }
     }
 }
@@ -776,6 +787,27 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         self.scratch = sc;
     }
 
+    /// Tracks the pairs the index found for the inserted slots apart from
+    /// its candidates (see `take_arrival_pairs`), in the order of their
+    /// first slot, as `begin_inserted` tracks its pairs: with no candidate
+    /// before (`fresh`), none of them is tracked yet.
+    fn track_arrival_pairs(&mut self, fresh: bool, events: &mut Vec<PairEvent>) {
+        let mut sc = core::mem::take(&mut self.scratch);
+        sc.found.clear();
+        self.index.take_arrival_pairs(&mut sc.found);
+        if !sc.found.is_empty() {
+            sc.keys.clear();
+            sc.keys.extend(sc.found.iter().map(|&(x, y)| keyed(x.min(y), x.max(y))));
+            sort_keyed(&mut sc.keys, &mut sc.ws.scratch, false);
+            self.cache.reserve(sc.keys.len());
+            events.reserve(sc.keys.len());
+            for &k in &sc.keys {
+                self.track_found(fresh, (k >> 32) as u32, payload(k), events);
+            }
+        }
+        self.scratch = sc;
+    }
+
     /// Calls `f` with each visible slot the index offers for `region` that
     /// passes `filter` and `exact`.
     fn visit(
@@ -964,6 +996,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 // With no candidate before, no pair of an arrival is tracked:
                 // the searches' pairs need no lookup (level streaming).
                 self.begin_inserted(cand.is_empty(), events);
+            } else if !self.frame.inserted.is_empty() {
+                self.track_arrival_pairs(cand.is_empty(), events);
             }
         }
         self.candidates = cand;
@@ -1118,7 +1152,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + sc.keys.capacity() * 8
             + (sc.starts.capacity() + sc.his.capacity()) * 4
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
-            + self.candidates.capacity() * 8
+            + (self.candidates.capacity() + sc.found.capacity()) * 8
             + self.walk_buf.capacity() * 8
             + self.walk_ends.capacity() * 4
     }

@@ -514,7 +514,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     /// into 1e6 static proxies 241-264 -> 166-203 ms, 2.5e5 into 1e6
     /// 538-573 -> 426-511 ms; into 1e5 (a bulk frame) 40-49 and 41-45 ms.
     /// (The dynamic tree and the multi-region SAP were no faster that way,
-    /// the incremental SAP 150 times slower.) Against the grid of the
+    /// the incremental SAP 150 times slower; the multi-region SAP has
+    /// since found its arrivals' pairs by sweeping its regions.) Against the grid of the
     /// arrivals that replaced the bipartite search: 1.31-1.37x the one-shot
     /// search over all through the cells, 1.30-1.60x through that grid.
     const ARRIVALS_ONESHOT: Option<usize> = None;

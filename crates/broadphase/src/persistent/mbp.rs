@@ -19,6 +19,20 @@
 //! tested against every proxy. So one huge box does not make every object
 //! overlap on every axis of every region.
 //!
+//! # Arrivals
+//!
+//! Arrivals are merged into their regions like any entry. A region that
+//! receives arrivals, with entries asking for pairs at least one in
+//! [`SWEEP_SHARE`] of its endpoints per axis (a level streamed into a
+//! settled world brings a few to every region it covers), is then swept
+//! whole along its first axis: its boxes, read in the order of that sorted
+//! axis, split into those asking for pairs and the rest, and the two lists
+//! swept against each other. Each pair is kept by the one region holding
+//! the lower corner of the two boxes' intersection, so a pair with an
+//! arrival comes out once and untracked: the engine tracks those with no
+//! lookup, in slot order (`take_arrival_pairs`). Other regions look up each
+//! entering box alone.
+//!
 //! # Sizes
 //!
 //! The region side is eight times the 90th percentile of the box extents of
@@ -36,12 +50,27 @@ use super::pairs::{KeyHasher, NIL};
 use super::query::Region;
 use super::sap::Sorted;
 use super::store::{State, Store};
-use crate::{Aabb, Scalar};
+use crate::sweep::Entry;
+use crate::{Aabb, CrossPair, Scalar};
 
 /// A box spanning more than this many regions on an axis is "large".
 const MAX_SPAN: i64 = 4;
 /// Region side over the typical box extent.
 const REGION_SCALE: f64 = 8.0;
+/// What an entry into a region asks for: nothing (a rebuild), the
+/// candidate pairs of a moved proxy, or the pairs of an arrival.
+const QUIET: u8 = 0;
+const CANDIDATES: u8 = 1;
+const ARRIVAL: u8 = 2;
+/// A region whose entries hold arrivals is swept whole (see `apply_enters`)
+/// where its entries asking for pairs are at least one in this many of its
+/// endpoints per axis; otherwise each entry's box is looked up alone.
+/// `FRAMES_INSERT=1e6 frames --only multi` (uniform 3D f32, regions of some
+/// 275 proxies), shares alternated: 1e5 arrivals (about 25 a region) took
+/// 310-401 ms with 8 (lookups), 216-285 ms with 32, 201-215 ms with 64,
+/// 194-271 ms sweeping every region; 1e4 arrivals (2 or 3 a region, looked
+/// up) 59-85 ms with any share, 61-70 ms sweeping every region.
+const SWEEP_SHARE: usize = 64;
 
 type Range<const D: usize> = CellRange<D>;
 
@@ -64,11 +93,21 @@ pub struct MbpIndex<S: Scalar, const D: usize> {
     big_pos: Vec<u32>,
     big: Vec<u32>,
     leave: Vec<(u64, u32)>,
-    enter: Vec<(u64, u32, bool)>,
-    mark: Vec<bool>,
+    /// Region key, slot, and what the entry asks for (`QUIET`, `CANDIDATES`
+    /// or `ARRIVAL`).
+    enter: Vec<(u64, u32, u8)>,
+    /// Per slot: marks of the removals and entries being applied.
+    mark: Vec<u8>,
     group: Vec<u32>,
     new: Vec<(S, u32)>,
     bufs: (Vec<u64>, Vec<u64>),
+    /// A region's held boxes split for a sweep (see `Sorted::marked_pairs`),
+    /// and the pairs it found.
+    olds: Vec<Entry<S>>,
+    news: Vec<Entry<S>>,
+    swept: Vec<CrossPair>,
+    /// The pairs of arrivals found by sweeps, for `take_arrival_pairs`.
+    arrived: Vec<(u32, u32)>,
 }
 
 impl<S: Scalar, const D: usize> Default for MbpIndex<S, D> {
@@ -87,6 +126,10 @@ impl<S: Scalar, const D: usize> Default for MbpIndex<S, D> {
             group: Vec::new(),
             new: Vec::new(),
             bufs: (Vec::new(), Vec::new()),
+            olds: Vec::new(),
+            news: Vec::new(),
+            swept: Vec::new(),
+            arrived: Vec::new(),
         }
     }
 }
@@ -134,7 +177,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
     fn ensure(&mut self, slots: usize) {
         if self.big_pos.len() < slots {
             self.big_pos.resize(slots, NIL);
-            self.mark.resize(slots, false);
+            self.mark.resize(slots, 0);
         }
     }
 
@@ -171,18 +214,19 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
         }
     }
 
-    /// Files slot `s` (not yet held anywhere) by its current box.
-    fn file(&mut self, store: &Store<S, D>, s: u32, want: bool, out: &mut Vec<(u32, u32)>) {
+    /// Files slot `s` (not yet held anywhere) by its current box; `how`
+    /// says what its entries ask for (`QUIET`, `CANDIDATES`, `ARRIVAL`).
+    fn file(&mut self, store: &Store<S, D>, s: u32, how: u8, out: &mut Vec<(u32, u32)>) {
         let r = self.range(&store.aabb[s as usize]);
         if Self::is_big(&r) {
             self.add_big(s);
-            if want {
+            if how != QUIET {
                 Self::against_all(store, s, out);
             }
         } else {
             let enter = &mut self.enter;
-            cells::each(&r, |c| enter.push((cells::key(c), s, want)));
-            if want {
+            cells::each(&r, |c| enter.push((cells::key(c), s, how)));
+            if how != QUIET {
                 self.against_big(store, s, out);
             }
         }
@@ -207,16 +251,16 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
             let key = leave[i].0;
             let mut j = i;
             while j < leave.len() && leave[j].0 == key {
-                self.mark[leave[j].1 as usize] = true;
+                self.mark[leave[j].1 as usize] = 1;
                 j += 1;
             }
             let idx = self.map[&key];
             let area = &mut self.areas[idx as usize];
             let mark = &self.mark;
-            area.sap.remove_where(|s| mark[s as usize]);
+            area.sap.remove_where(|s| mark[s as usize] != 0);
             area.members -= j - i;
             for e in &leave[i..j] {
-                self.mark[e.1 as usize] = false;
+                self.mark[e.1 as usize] = 0;
             }
             if area.members == 0 {
                 self.map.remove(&key);
@@ -226,6 +270,37 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
         }
         leave.clear();
         self.leave = leave;
+    }
+
+    /// The pairs of region `area` with at least one member that `mark`
+    /// says asks for pairs, by one sweep of the region: each pair reported
+    /// by the region holding the lower corner of the two boxes'
+    /// intersection alone (both boxes meet that region, so one region
+    /// reports it; a region holding the pair elsewhere leaves it), into
+    /// `arrived` if one of the two is an arrival (a new pair, not tracked
+    /// yet), else into `out` as a candidate.
+    fn sweep_region(
+        store: &Store<S, D>,
+        area: &Area<S, D>,
+        inv: f64,
+        mark: &[u8],
+        (olds, news, swept): (&mut Vec<Entry<S>>, &mut Vec<Entry<S>>, &mut Vec<CrossPair>),
+        arrived: &mut Vec<(u32, u32)>,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        swept.clear();
+        area.sap.marked_pairs(store, |s| mark[s as usize] != QUIET, olds, news, swept);
+        for p in swept.iter() {
+            let (a, b) = (&store.aabb[p.a as usize], &store.aabb[p.b as usize]);
+            let home = (0..D).all(|k| cells::coord(a.min()[k].max_of(b.min()[k]).to_f64(), inv) == area.coords[k]);
+            if home {
+                if mark[p.a as usize] == ARRIVAL || mark[p.b as usize] == ARRIVAL {
+                    arrived.push((p.a, p.b));
+                } else {
+                    out.push((p.a, p.b));
+                }
+            }
+        }
     }
 
     fn apply_enters(&mut self, store: &Store<S, D>, out: &mut Vec<(u32, u32)>) {
@@ -264,8 +339,27 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
             let area = &mut self.areas[idx as usize];
             area.sap.insert(store, &group, &mut self.new, &mut self.bufs);
             area.members += group.len();
-            for e in &enter[i..j] {
-                if e.2 {
+            let entries = &enter[i..j];
+            let asking = entries.iter().filter(|e| e.2 != QUIET).count();
+            // PERF: a level streamed in brings a few arrivals to every
+            // region it covers; one sweep of the region finds their pairs
+            // for less than a lookup per arrival, and each pair once (see
+            // `sweep_region`).
+            if entries.iter().any(|e| e.2 == ARRIVAL) && asking * SWEEP_SHARE >= area.sap.len() {
+                for e in entries {
+                    self.mark[e.1 as usize] = e.2;
+                }
+                let area = &self.areas[idx as usize];
+                let bufs = (&mut self.olds, &mut self.news, &mut self.swept);
+                Self::sweep_region(store, area, self.inv, &self.mark, bufs, &mut self.arrived, out);
+                for e in entries {
+                    self.mark[e.1 as usize] = 0;
+                }
+                i = j;
+                continue;
+            }
+            for e in entries {
+                if e.2 != QUIET {
                     let (s, b) = (e.1, store.aabb[e.1 as usize]);
                     let r = Region::of(&b);
                     area.sap.scan(&r, &mut |t| {
@@ -287,6 +381,9 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
 impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
     const NAME: &'static str = "multi-sap";
     const ONESHOT: bool = true;
+    /// The arrivals are merged into their regions anyway, and a region
+    /// swept whole finds their pairs (see `apply_enters`).
+    const ARRIVALS_ONESHOT: Option<usize> = None;
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
         self.ensure(store.slots());
@@ -308,7 +405,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
                 } else {
                     self.unfile(s, old);
                 }
-                self.file(store, s, true, out);
+                self.file(store, s, CANDIDATES, out);
                 continue;
             }
             // Regions in both: sweep; left: compact; entered: merge and scan.
@@ -324,14 +421,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
             });
             cells::each(&r1, |c| {
                 if !cells::inside(&r0, c) {
-                    enter.push((cells::key(c), s, true));
+                    enter.push((cells::key(c), s, CANDIDATES));
                 }
             });
             self.against_big(store, s, out);
         }
         self.apply_leaves();
+        let how = if frame.inserted_candidates { ARRIVAL } else { QUIET };
         for &s in &frame.inserted {
-            self.file(store, s, frame.inserted_candidates, out);
+            self.file(store, s, how, out);
         }
         self.apply_enters(store, out);
         for &s in &frame.refiltered {
@@ -343,6 +441,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
                 true
             });
         }
+    }
+
+    fn take_arrival_pairs(&mut self, out: &mut Vec<(u32, u32)>) {
+        out.append(&mut self.arrived);
     }
 
     fn empty_like(&self) -> Self {
@@ -363,7 +465,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         self.choose(store, live());
         let mut sink = Vec::new();
         for s in live() {
-            self.file(store, s, false, &mut sink);
+            self.file(store, s, QUIET, &mut sink);
         }
         self.apply_enters(store, &mut sink);
     }
@@ -468,6 +570,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
         self.group = Vec::new();
         self.new = Vec::new();
         self.bufs = (Vec::new(), Vec::new());
+        self.olds = Vec::new();
+        self.news = Vec::new();
+        self.swept = Vec::new();
+        self.arrived = Vec::new();
         self.areas.iter_mut().for_each(|a| a.sap.shrink());
     }
 
@@ -479,6 +585,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
             + self.mark.capacity()
             + self.leave.capacity() * 12
             + self.enter.capacity() * 16
+            + (self.olds.capacity() + self.news.capacity()) * size_of::<Entry<S>>()
+            + (self.swept.capacity() + self.arrived.capacity()) * 8
             + self.new.capacity() * size_of::<(S, u32)>()
             + (self.bufs.0.capacity() + self.bufs.1.capacity()) * 8
     }

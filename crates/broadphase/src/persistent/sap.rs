@@ -53,7 +53,8 @@ use super::engine::{sealed::IndexImpl, Frame};
 use super::query::Region;
 use super::store::{State, Store};
 use crate::sort::{keyed, payload, sort_keyed, sort_runs_by};
-use crate::{Aabb, Scalar};
+use crate::sweep::{Axes, Entry};
+use crate::{Aabb, CrossPair, Scalar};
 
 const SENTINEL: u32 = u32::MAX;
 
@@ -314,6 +315,51 @@ impl<S: Scalar, const D: usize> Sorted<S, D> {
         for &s in slots {
             self.grow_extent(&store.aabb[s as usize]);
         }
+    }
+
+    /// Appends every pair of held slots whose boxes (the store's) overlap
+    /// and of which at least one is marked, once, by one sweep along axis
+    /// 0: the held boxes in the order of their lower endpoints there (read
+    /// off the sorted axis), split into the unmarked (`olds`) and the marked
+    /// (`news`), the two lists swept against each other and the marked among
+    /// themselves. Pairs are `(old, new)` or `(new, new)`. `olds` and `news`
+    /// are scratch.
+    pub fn marked_pairs(
+        &self,
+        store: &Store<S, D>,
+        marked: impl Fn(u32) -> bool,
+        olds: &mut Vec<Entry<S>>,
+        news: &mut Vec<Entry<S>>,
+        out: &mut Vec<CrossPair>,
+    ) {
+        /// How many endpoints ahead the boxes are prefetched.
+        const AHEAD: usize = 16;
+        olds.clear();
+        news.clear();
+        let axes = Axes::new(D, 0);
+        let tags = &self.axes[0].tag;
+        let last = tags.len() - 1;
+        for p in 1..last {
+            // PERF: the held boxes are read in the order of one axis, that
+            // is, at random in the store.
+            let u = tags[(p + AHEAD).min(last - 1)];
+            crate::sweep::prefetch(&store.aabb[(u >> 1) as usize]);
+            let t = tags[p];
+            if t & 1 == 0 {
+                let s = t >> 1;
+                let e = Entry::new(&store.aabb[s as usize], &axes, s);
+                if marked(s) {
+                    news.push(e);
+                } else {
+                    olds.push(e);
+                }
+            }
+        }
+        let fresh = news.len();
+        olds.push(Entry::sentinel());
+        news.push(Entry::sentinel());
+        crate::sweep::sweep_two_from(olds, news, 0, 0, usize::MAX, out);
+        crate::sweep::sweep_one(news, 0..fresh, out);
     }
 
     /// Calls `f` with each slot whose box may meet `region`: those with a
