@@ -205,22 +205,13 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         let fat = self.fresh_fat(store, s);
         let r = self.cells_of(&fat);
         if Self::is_big(&r) {
-            self.file(s, fat);
+            self.file_in(s, fat, &r, |_, _| {});
             late.push(s);
             return;
         }
-        let i = s as usize;
-        self.fat[i] = fat;
-        self.changed.mark(s);
-        self.big_pos[i] = NIL;
         self.big_candidates(s, &fat, out);
         let lowers = self.lowers(&r);
-        let table = &mut self.table;
-        cells::each(&r, |c| {
-            let list = table.list(cells::key(c));
-            Self::scan_cell(s, &fat, list, &lowers, &r, c, out);
-            list.push((s, fat));
-        });
+        self.file_in(s, fat, &r, |list, c| Self::scan_cell(s, &fat, list, &lowers, &r, c, out));
     }
 
     /// The box a proxy is first filed by (arriving, or at a rebuild): its
@@ -235,18 +226,35 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
 
     /// Files slot `s` (filed nowhere) by the fat box `fat`.
     fn file(&mut self, s: u32, fat: Aabb<S, D>) {
+        let r = self.cells_of(&fat);
+        self.file_in(s, fat, &r, |_, _| {});
+    }
+
+    /// Files slot `s` by `fat`, whose cells are `r`: in the large list, or
+    /// in each cell's list, after calling `visit` with that list and cell.
+    #[inline]
+    fn file_in(
+        &mut self,
+        s: u32,
+        fat: Aabb<S, D>,
+        r: &Cells<D>,
+        mut visit: impl FnMut(&[(u32, Aabb<S, D>)], &[i64; D]),
+    ) {
         let i = s as usize;
         self.fat[i] = fat;
         self.changed.mark(s);
-        let r = self.cells_of(&fat);
-        if Self::is_big(&r) {
+        if Self::is_big(r) {
             self.big_pos[i] = self.big.len() as u32;
             self.big.push(s);
             return;
         }
         self.big_pos[i] = NIL;
         let table = &mut self.table;
-        cells::each(&r, |c| table.list(cells::key(c)).push((s, fat)));
+        cells::each(r, |c| {
+            let list = table.list(cells::key(c));
+            visit(list, c);
+            list.push((s, fat));
+        });
     }
 
     /// Takes slot `s` out of its cells (or the large list).
@@ -515,9 +523,10 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     /// 538-573 -> 426-511 ms; into 1e5 (a bulk frame) 40-49 and 41-45 ms.
     /// (The dynamic tree and the multi-region SAP were no faster that way,
     /// the incremental SAP 150 times slower; the multi-region SAP has
-    /// since found its arrivals' pairs by sweeping its regions.) Against the grid of the
-    /// arrivals that replaced the bipartite search: 1.31-1.37x the one-shot
-    /// search over all through the cells, 1.30-1.60x through that grid.
+    /// since found its arrivals' pairs by sweeping its regions.) Against
+    /// the grid of the arrivals that replaced the bipartite search:
+    /// 1.31-1.37x the one-shot search over all through the cells,
+    /// 1.30-1.60x through that grid.
     const ARRIVALS_ONESHOT: Option<usize> = None;
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
