@@ -588,7 +588,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         let mut jobs = core::mem::take(&mut self.jobs);
         jobs.clear();
         let moved = &frame.moved;
-        for (j, (&(s, _), &v)) in moved.iter().zip(&frame.velocity).enumerate() {
+        for (j, &(s, _)) in moved.iter().enumerate() {
             if let Some(&(t, _)) = moved.get(j + 64) {
                 crate::sweep::prefetch(&self.fat[t as usize]);
             }
@@ -597,7 +597,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                 let fat = if store.kind[i] == BodyKind::Static {
                     store.aabb[i]
                 } else {
-                    self.headings.fatten(s, &store.aabb[i], v, self.margin, self.predict)
+                    self.headings.fatten(s, &store.aabb[i], frame.velocity(j, store), self.margin, self.predict)
                 };
                 jobs.push((s, fat));
             }

@@ -547,11 +547,11 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         refat.clear();
         let mut was = core::mem::take(&mut self.was);
         was.clear();
-        for (&(s, _), &v) in frame.moved.iter().zip(&frame.velocity) {
+        for (j, &(s, _)) in frame.moved.iter().enumerate() {
             let fat = *self.fat_of(store, s);
             if !fat.contains(&store.aabb[s as usize]) {
                 self.take(store, s);
-                self.add(store, s, Some(v));
+                self.add(store, s, Some(frame.velocity(j, store)));
                 refat.push(s);
                 was.push(fat);
             }
