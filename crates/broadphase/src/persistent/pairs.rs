@@ -423,33 +423,22 @@ impl PairCache {
     /// the untracks (records do not move, so the record numbers hold);
     /// reports every change once.
     pub fn apply(&mut self, mut report: impl FnMut(PairEvent)) {
-        let (flags, gone) = (core::mem::take(&mut self.flags), core::mem::take(&mut self.gone));
-        // PERF: each update touches a record, the exact array and two entry
-        // arrays, all at random: the records are prefetched 64 steps ahead,
-        // then the entry arrays' headers (32), then their entries (16).
-        for (i, &(pos, on)) in flags.iter().enumerate() {
-            if let Some(&(p, _)) = flags.get(i + 64) {
-                crate::sweep::prefetch(&self.recs[p as usize]);
-            }
-            if let Some(&(p, _)) = flags.get(i + 32) {
-                let r = &self.recs[p as usize];
-                self.adj.prefetch_head(r.pair.a.index() as usize);
-                self.adj.prefetch_head(r.pair.b.index() as usize);
-                if r.exact != NIL {
-                    crate::sweep::prefetch(&self.exact_of[r.exact as usize]);
-                    crate::sweep::prefetch(&self.exact[r.exact as usize]);
-                }
-            }
-            if let Some(&(p, _)) = flags.get(i + 16) {
-                let r = &self.recs[p as usize];
-                crate::sweep::prefetch(self.adj[r.pair.a.index() as usize].as_ptr().wrapping_add(r.at[0] as usize));
-                crate::sweep::prefetch(self.adj[r.pair.b.index() as usize].as_ptr().wrapping_add(r.at[1] as usize));
-            }
-            if self.set_exact(pos, on) {
-                let p = self.recs[pos as usize].pair;
-                report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+        let (mut flags, gone) = (core::mem::take(&mut self.flags), core::mem::take(&mut self.gone));
+        // PERF: unflagging a pair moves the exact array's last pair into
+        // its place, whose record (anywhere) learns its new position: a
+        // miss nothing can prefetch. Flagged first, the new pairs make that
+        // tail, their records just loaded (10% of 1e5 moving, about 2200
+        // changes a frame: this pass 0.14-0.19 -> 0.11-0.13 ms, one binary
+        // alternating the two ways, three rounds).
+        let mut on = 0;
+        for i in 0..flags.len() {
+            if flags[i].1 {
+                flags.swap(on, i);
+                on += 1;
             }
         }
+        self.apply_flags(&flags[..on], &mut report);
+        self.apply_flags(&flags[on..], &mut report);
         for (i, &pos) in gone.iter().enumerate() {
             if let Some(&p) = gone.get(i + 8) {
                 crate::sweep::prefetch(&self.recs[p as usize]);
@@ -480,6 +469,37 @@ impl PairCache {
         (self.flags, self.gone) = (flags, gone);
         self.flags.clear();
         self.gone.clear();
+    }
+
+    /// Sets the flags of `flags` (`(record, on)`), reporting each change.
+    ///
+    /// PERF: each update touches a record, the exact array and two entry
+    /// arrays, all at random: the records are prefetched 64 steps ahead,
+    /// then the entry arrays' headers (32), then their entries (16).
+    fn apply_flags(&mut self, flags: &[(u32, bool)], report: &mut impl FnMut(PairEvent)) {
+        for (i, &(pos, on)) in flags.iter().enumerate() {
+            if let Some(&(p, _)) = flags.get(i + 64) {
+                crate::sweep::prefetch(&self.recs[p as usize]);
+            }
+            if let Some(&(p, _)) = flags.get(i + 32) {
+                let r = &self.recs[p as usize];
+                self.adj.prefetch_head(r.pair.a.index() as usize);
+                self.adj.prefetch_head(r.pair.b.index() as usize);
+                if r.exact != NIL {
+                    crate::sweep::prefetch(&self.exact_of[r.exact as usize]);
+                    crate::sweep::prefetch(&self.exact[r.exact as usize]);
+                }
+            }
+            if let Some(&(p, _)) = flags.get(i + 16) {
+                let r = &self.recs[p as usize];
+                crate::sweep::prefetch(self.adj[r.pair.a.index() as usize].as_ptr().wrapping_add(r.at[0] as usize));
+                crate::sweep::prefetch(self.adj[r.pair.b.index() as usize].as_ptr().wrapping_add(r.at[1] as usize));
+            }
+            if self.set_exact(pos, on) {
+                let p = self.recs[pos as usize].pair;
+                report(if on { PairEvent::Begin(p) } else { PairEvent::End(p) });
+            }
+        }
     }
 
     /// Prefetches slot `s`'s array header.
