@@ -1366,4 +1366,37 @@ mod tests {
         }
         assert_eq!(spread_bits(0xabcd, 16, 1), 0xabcd);
     }
+
+    #[test]
+    fn moved_proxies_get_the_velocity_given_or_the_one_observed() {
+        use crate::persistent::{BroadPhase, HashGrid, Proxy};
+        use crate::Aabb;
+        let b = |x: f64| Aabb::new([x, 0.0], [x + 1.0, 1.0]).unwrap();
+        let mut bp = HashGrid::<f64, 2>::default();
+        let ids: Vec<_> = (0..4).map(|i| bp.insert(Proxy::new(b(3.0 * i as f64))).unwrap()).collect();
+        let mut events = Vec::new();
+        bp.update(&mut events);
+        let velocities = |bp: &HashGrid<f64, 2>| -> Vec<(u32, [f64; 2])> {
+            let fr = &bp.frame;
+            (0..fr.moved.len()).map(|i| (fr.moved[i].0, fr.velocity(i, &bp.store))).collect()
+        };
+        // None given: observed, none stored.
+        bp.set_aabb(ids[0], b(0.5)).unwrap();
+        bp.set_aabb(ids[2], b(5.875)).unwrap();
+        bp.update(&mut events);
+        assert!(bp.frame.velocity.is_empty());
+        assert_eq!(velocities(&bp), [(ids[0].index(), [0.5, 0.0]), (ids[2].index(), [-0.125, 0.0])]);
+        // One given after a plain move (the plain one's is filled in), and
+        // one plain after it; the proxy that did not move is not listed.
+        bp.set_aabb(ids[0], b(1.0)).unwrap();
+        bp.set_aabb_with_velocity(ids[1], b(3.25), [2.0, -1.0]).unwrap();
+        bp.set_aabb(ids[2], b(6.0)).unwrap();
+        bp.set_aabb(ids[3], b(9.0)).unwrap();
+        bp.update(&mut events);
+        assert_eq!(bp.frame.velocity.len(), 3);
+        assert_eq!(
+            velocities(&bp),
+            [(ids[0].index(), [0.5, 0.0]), (ids[1].index(), [2.0, -1.0]), (ids[2].index(), [0.125, 0.0])]
+        );
+    }
 }
