@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use broadphase::persistent::{BruteForce, DynamicTree, HashGrid, IncrementalSap, MultiSap};
+use broadphase::persistent::{BruteForce, DynamicTree, GridIndex, HashGrid, IncrementalSap, MultiSap, TreeIndex};
 use broadphase::{
     Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyError, ProxyId, Ray, Scalar, Sphere,
 };
@@ -423,6 +423,15 @@ fn run<S: Scalar, const D: usize>(ops: &[Op], unit: f64, offset: f64, policy: Pa
         Checker::<S, D>::new(Box::new(HashGrid::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(DynamicTree::<S, D>::new(policy)), policy),
         Checker::<S, D>::new(Box::new(MultiSap::<S, D>::new(policy)), policy),
+        // Reaches staggered per slot: other fat boxes, the same pairs.
+        Checker::<S, D>::new(
+            Box::new(HashGrid::<S, D>::with_index(policy, GridIndex::default().staggered(true))),
+            policy,
+        ),
+        Checker::<S, D>::new(
+            Box::new(DynamicTree::<S, D>::with_index(policy, TreeIndex::default().staggered(true))),
+            policy,
+        ),
     ];
     for c in &mut checkers {
         let mut user = 0u64;
@@ -599,6 +608,8 @@ fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mu
         Box::new(HashGrid::<f64, D>::default()),
         Box::new(DynamicTree::<f64, D>::default()),
         Box::new(MultiSap::<f64, D>::default()),
+        Box::new(HashGrid::<f64, D>::with_index(PairPolicy::default(), GridIndex::default().staggered(true))),
+        Box::new(DynamicTree::<f64, D>::with_index(PairPolicy::default(), TreeIndex::default().staggered(true))),
     ] {
         let mut c = Checker::new(bp, PairPolicy::default());
         script(&mut c, &mut Rng(seed));

@@ -22,7 +22,7 @@
 
 use std::time::Instant;
 
-use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap, MultiSap};
+use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap, MultiSap, TreeIndex};
 use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
 use broadphase_bench::ParryFrames;
 use broadphase_scenes::motion::{Motion, Mover};
@@ -164,8 +164,11 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
     let mut w = world(n, fraction, a.speed, 7);
     let mut cs: Vec<Box<dyn Contender>> = Vec::new();
     let want = |name: &str| a.only.as_deref().is_none_or(|o| name.contains(o));
+    // Profiling aid: `FRAMES_STAGGER` staggers the reaches of the grid and
+    // the tree (`GridIndex::staggered`).
+    let stagger = std::env::var_os("FRAMES_STAGGER").is_some();
     if want("grid") {
-        let g = Engine::with_index(Default::default(), GridIndex::new(a.margin));
+        let g = Engine::with_index(Default::default(), GridIndex::new(a.margin).staggered(stagger));
         cs.push(Box::new(Persistent::new(Box::new(g) as Box<dyn BroadPhase<f32, 3>>, w.boxes())));
     }
     if let Ok(v) = std::env::var("FRAMES_GRIDS") {
@@ -181,7 +184,8 @@ fn frames_case(n: usize, fraction: f64, a: &Args, warm: usize, frames: usize) {
         }
     }
     if want("tree") {
-        cs.push(Box::new(Persistent::new(Box::new(DynamicTree::<f32, 3>::default()), w.boxes())));
+        let t: DynamicTree<f32, 3> = Engine::with_index(Default::default(), TreeIndex::default().staggered(stagger));
+        cs.push(Box::new(Persistent::new(Box::new(t), w.boxes())));
     }
     if want("multi") {
         cs.push(Box::new(Persistent::new(Box::new(MultiSap::<f32, 3>::default()), w.boxes())));

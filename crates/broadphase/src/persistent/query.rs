@@ -256,6 +256,15 @@ fn heading<const D: usize>(v: &[f64; D]) -> [i8; D] {
     core::array::from_fn(|k| (v[k] / len * 127.0).round() as i8)
 }
 
+/// The factor a staggered index scales slot `s`'s reach by: 0.75 to 1.25,
+/// from a hash of the slot, so that proxies that start moving together at
+/// one speed run out of their fat boxes over several updates instead of in
+/// one (see `GridIndex::staggered`).
+pub(crate) fn stagger(s: u32) -> f64 {
+    let u = ((s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64 / (1u64 << 24) as f64;
+    0.75 + 0.5 * u
+}
+
 /// Per slot, the heading of a proxy's motion when it was last re-fattened
 /// (`[0; D]`: none yet), for the steady-motion rule of [`STEADY_DOT`].
 #[derive(Clone, Debug, Default)]
@@ -395,6 +404,16 @@ mod tests {
         // Another proxy keeps its own heading: its first move is a first move.
         let f = h.fatten(5, &b, [0.0, -0.05], margin, predict);
         assert!(close(growth(&b, &f), [[0.1, 0.1], [0.1 + 0.4, 0.1]]));
+    }
+
+    #[test]
+    fn staggered_reaches_spread_over_their_range() {
+        let f: Vec<f64> = (0..1000).map(stagger).collect();
+        assert!(f.iter().all(|&x| (0.75..1.25).contains(&x)));
+        let (lo, hi) = f.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(lo < 0.8 && hi > 1.2, "{lo} {hi}");
+        // Neighbouring slots (proxies inserted together) differ.
+        assert!(f.windows(2).all(|w| w[0] != w[1]));
     }
 
     #[test]
