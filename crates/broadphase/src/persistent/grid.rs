@@ -47,7 +47,7 @@ use super::cells::{self, CellRange, CellTable};
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{stagger, Headings, Region};
+use super::query::{reach, Headings, Region};
 use super::store::{State, Store};
 use super::BodyKind;
 use crate::{Aabb, Scalar};
@@ -617,7 +617,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
                 let fat = if store.kind[i] == BodyKind::Static {
                     store.aabb[i]
                 } else {
-                    let predict = if self.stagger { self.predict * stagger(s) } else { self.predict };
+                    let predict = reach(s, self.predict, self.stagger);
                     self.headings.fatten(s, &store.aabb[i], frame.velocity(j, store), self.margin, predict)
                 };
                 jobs.push((s, fat));

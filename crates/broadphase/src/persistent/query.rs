@@ -260,9 +260,20 @@ fn heading<const D: usize>(v: &[f64; D]) -> [i8; D] {
 /// from a hash of the slot, so that proxies that start moving together at
 /// one speed run out of their fat boxes over several updates instead of in
 /// one (see `GridIndex::staggered`).
-pub(crate) fn stagger(s: u32) -> f64 {
+fn stagger(s: u32) -> f64 {
     let u = ((s as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as f64 / (1u64 << 24) as f64;
     0.75 + 0.5 * u
+}
+
+/// The reach, in updates, of slot `s`'s fat box in an index that reaches
+/// `predict` updates ahead, staggered or not.
+#[inline]
+pub(crate) fn reach(s: u32, predict: f64, staggered: bool) -> f64 {
+    if staggered {
+        predict * stagger(s)
+    } else {
+        predict
+    }
 }
 
 /// Per slot, the heading of a proxy's motion when it was last re-fattened

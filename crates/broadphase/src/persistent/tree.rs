@@ -38,7 +38,7 @@
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
-use super::query::{stagger, Headings, Region};
+use super::query::{reach, Headings, Region};
 use super::store::{State, Store};
 use crate::{Aabb, BodyKind, Scalar};
 
@@ -502,7 +502,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
         let t = tree_of(store.kind[s as usize]);
         let fat = match motion {
             Some(v) if t != STATIC_TREE => {
-                let predict = if self.stagger { self.predict * stagger(s) } else { self.predict };
+                let predict = reach(s, self.predict, self.stagger);
                 self.headings.fatten(s, b, v, self.margin, predict)
             }
             _ => Self::fresh(b),
