@@ -955,18 +955,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     }
 
     fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) -> Result<(), ProxyError> {
-        // Check everything before changing anything. A proxy moved twice
-        // takes its last box, as two calls would.
-        for (i, &(id, _)) in moves.iter().enumerate() {
-            if let Some(&(ahead, _)) = moves.get(i + 64) {
-                self.store.prefetch(ahead.index());
-            }
-            self.store.slot(id)?;
-        }
-        for &(id, b) in moves {
-            self.store.set_aabb(id.index(), b, None);
-        }
-        Ok(())
+        self.store.set_aabb_batch(moves)
     }
 
     fn set_filter(&mut self, id: ProxyId, filter: Filter) -> Result<(), ProxyError> {

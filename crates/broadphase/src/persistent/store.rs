@@ -53,6 +53,15 @@ pub struct Extra<const D: usize> {
     pub velocity: Option<[f64; D]>,
 }
 
+/// What a batch of moves overwrote that a later refusal of the batch
+/// restores (see [`Store::set_aabb_batch`]): the box of a slot still
+/// inserting, or a change recorded before the batch with its extra.
+#[derive(Clone, Copy, Debug)]
+enum Undo<S: Scalar, const D: usize> {
+    Box(u32, Aabb<S, D>),
+    Change(u32, Change<S, D>, Option<Extra<D>>),
+}
+
 /// The slots. `aabb` and `filter` hold the *applied* values (those of the
 /// last update) for live proxies, and the given ones for proxies still
 /// inserting; pending changes of live proxies wait in `changes`.
@@ -73,6 +82,8 @@ pub struct Store<S: Scalar, const D: usize> {
     pub removed: Vec<u32>,
     /// Slots inserted and removed since the last update.
     pub cancelled: Vec<u32>,
+    /// The undo log of the batch of moves in progress (empty between calls).
+    undo: Vec<Undo<S, D>>,
     free: Vec<u32>,
     live: usize,
     /// Taken slots (not free) whose kind or filter can refuse a pair: not
@@ -106,6 +117,7 @@ impl<S: Scalar, const D: usize> Default for Store<S, D> {
             inserted: Vec::new(),
             removed: Vec::new(),
             cancelled: Vec::new(),
+            undo: Vec::new(),
             free: Vec::new(),
             live: 0,
             special: 0,
@@ -344,6 +356,66 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         }
     }
 
+    /// Moves the proxies of `moves` as [`set_aabb`](Self::set_aabb) one by
+    /// one would (a proxy moved twice takes its last box), or, if an id is
+    /// stale, returns its error with the store as it was before the call.
+    ///
+    /// PERF: one pass checks and records each move, the slot's words
+    /// prefetched 64 moves ahead; a refusal undoes the batch from a log of
+    /// what it overwrote, which stays empty unless a proxy had a change
+    /// pending or was still inserting. (Before, a first pass checked every
+    /// id and a second recorded the moves, loading each slot's words twice:
+    /// 10% of 1e5 moving, `frames`, the second pass took 0.15 of 0.29 ms.)
+    pub fn set_aabb_batch(&mut self, moves: &[(ProxyId, Aabb<S, D>)]) -> Result<(), ProxyError> {
+        let (changes, extras) = (self.changes.len(), self.extras.len());
+        self.undo.clear();
+        for (i, &(id, b)) in moves.iter().enumerate() {
+            if let Some(&(ahead, _)) = moves.get(i + 64) {
+                self.prefetch(ahead.index());
+            }
+            let s = match self.slot(id) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.undo_batch(changes, extras);
+                    return Err(e);
+                }
+            };
+            let i = s as usize;
+            if self.state[i] == State::Inserting {
+                self.undo.push(Undo::Box(s, self.aabb[i]));
+            } else if self.pending[i] != NIL && (self.pending[i] as usize) < changes {
+                let c = self.changes[self.pending[i] as usize];
+                let extra = (c.extra != NIL && (c.extra as usize) < extras).then(|| self.extras[c.extra as usize]);
+                self.undo.push(Undo::Change(self.pending[i], c, extra));
+            }
+            self.set_aabb(s, b, None);
+        }
+        self.undo.clear();
+        Ok(())
+    }
+
+    /// Takes back the moves of a refused batch that started with `changes`
+    /// changes and `extras` extras recorded.
+    #[cold]
+    fn undo_batch(&mut self, changes: usize, extras: usize) {
+        while let Some(u) = self.undo.pop() {
+            match u {
+                Undo::Box(s, b) => self.aabb[s as usize] = b,
+                Undo::Change(at, c, extra) => {
+                    if let Some(e) = extra {
+                        self.extras[c.extra as usize] = e;
+                    }
+                    self.changes[at as usize] = c;
+                }
+            }
+        }
+        for c in &self.changes[changes..] {
+            self.pending[c.slot as usize] = NIL;
+        }
+        self.changes.truncate(changes);
+        self.extras.truncate(extras);
+    }
+
     pub fn set_filter(&mut self, s: u32, filter: Filter) {
         if self.state[s as usize] == State::Inserting {
             self.write_filter(s, filter);
@@ -426,6 +498,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.removed.shrink_to_fit();
         self.cancelled.shrink_to_fit();
         self.free.shrink_to_fit();
+        self.undo = Vec::new();
     }
 
     pub fn memory(&self) -> usize {
@@ -439,12 +512,16 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             + self.pending.capacity() * 4
             + self.changes.capacity() * size_of::<Change<S, D>>()
             + self.extras.capacity() * size_of::<Extra<D>>()
+            + self.undo.capacity() * size_of::<Undo<S, D>>()
             + (self.inserted.capacity() + self.removed.capacity() + self.cancelled.capacity() + self.free.capacity())
                 * 4
     }
 
     pub fn validate(&self) -> Result<(), String> {
         let n = self.state.len();
+        if !self.undo.is_empty() {
+            return Err(format!("store: {} undo records outside a batch", self.undo.len()));
+        }
         for (name, len) in [
             ("aabb", self.aabb.len()),
             ("filter", self.filter.len()),
@@ -489,5 +566,61 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             return Err(format!("store: {pending} pending marks, {} changes", self.changes.len()));
         }
         self.check_special().map_err(|e| format!("store: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cube(x: f64) -> Aabb<f64, 2> {
+        Aabb::new([x, 0.0], [x + 1.0, 1.0]).unwrap()
+    }
+
+    /// Six proxies: slots 0-3 live (as an update leaves them), 4 and 5
+    /// still inserting; slot 0 has a move pending with a velocity, slot 1
+    /// one without.
+    fn store() -> (Store<f64, 2>, Vec<ProxyId>) {
+        let mut st = Store::default();
+        let ids: Vec<_> = (0..6).map(|i| st.insert(&Proxy::new(cube(i as f64)))).collect();
+        st.inserted.retain(|&s| s >= 4);
+        for s in 0..4 {
+            st.state[s] = State::Live;
+        }
+        st.set_aabb(0, cube(10.0), Some([1.0, 0.0]));
+        st.set_aabb(1, cube(11.0), None);
+        (st, ids)
+    }
+
+    fn snapshot(st: &Store<f64, 2>) -> String {
+        format!("{:?} {:?} {:?} {:?} {:?}", st.aabb, st.pending, st.changes, st.extras, st.state)
+    }
+
+    #[test]
+    fn a_batch_of_moves_is_its_moves_one_by_one_or_nothing() {
+        let (mut st, ids) = store();
+        st.validate().unwrap();
+        let before = snapshot(&st);
+        let stale = ProxyId::new(2, 7);
+        let mut moves = vec![(ids[0], cube(20.0)), (ids[2], cube(21.0)), (ids[4], cube(22.0))];
+        moves.extend([(ids[0], cube(23.0)), (ids[4], cube(24.0)), (ids[1], cube(25.0)), (ids[3], cube(26.0))]);
+        // Refused at any position: the store as it was.
+        for at in 0..=moves.len() {
+            let mut bad = moves.clone();
+            bad.insert(at, (stale, cube(0.0)));
+            assert_eq!(st.set_aabb_batch(&bad), Err(ProxyError::Stale { id: stale }));
+            assert_eq!(snapshot(&st), before, "refused at {at}");
+            st.validate().unwrap();
+        }
+        // Accepted: the same as one call per move.
+        st.set_aabb_batch(&moves).unwrap();
+        st.validate().unwrap();
+        let (mut one, _) = store();
+        for &(id, b) in &moves {
+            one.set_aabb(id.index(), b, None);
+        }
+        assert_eq!(snapshot(&st), snapshot(&one));
+        assert_eq!(st.latest_aabb(0), cube(23.0));
+        assert_eq!(st.latest_aabb(4), cube(24.0));
     }
 }
