@@ -22,7 +22,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for BruteIndex {
         for s in changed {
             let b = &store.aabb[s as usize];
             for t in 0..store.slots() as u32 {
-                if t != s && store.state[t as usize] == State::Live && b.overlaps(&store.aabb[t as usize]) {
+                if t != s && store.meta[t as usize].state == State::Live && b.overlaps(&store.aabb[t as usize]) {
                     out.push((s, t));
                 }
             }

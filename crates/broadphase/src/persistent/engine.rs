@@ -137,7 +137,7 @@ pub mod sealed {
         /// [`HELD_IN_SLOT_ORDER`](Self::HELD_IN_SLOT_ORDER) says otherwise).
         fn each_held(&self, store: &Store<S, D>, f: &mut dyn FnMut(u32, &Aabb<S, D>)) {
             for s in 0..store.slots() as u32 {
-                if store.state[s as usize] == State::Live {
+                if store.meta[s as usize].state == State::Live {
                     f(s, &self.tracked_box(store, s));
                 }
             }
@@ -374,8 +374,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     fn try_track(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
         let st = &self.store;
         if x != y
-            && st.state[x as usize] == State::Live
-            && st.state[y as usize] == State::Live
+            && st.meta[x as usize].state == State::Live
+            && st.meta[y as usize].state == State::Live
             && self.allowed(x, y)
             && self.index.tracks(st, x, y)
             && self.cache.position(x, y).is_none()
@@ -427,16 +427,15 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 // random just to find what to prefetch.
                 let a = if sorted { (order[j + 48] >> 32) as usize } else { changes[j + 48].slot as usize };
                 crate::sweep::prefetch(&st.aabb[a]);
-                crate::sweep::prefetch(&st.pending[a]);
-                crate::sweep::prefetch(&st.state[a]);
+                crate::sweep::prefetch(&st.meta[a]);
             }
             if sorted && j + 8 < changes.len() {
                 crate::sweep::prefetch(&changes[at(j + 8)]);
             }
             let c = &changes[at(j)];
             let s = c.slot as usize;
-            st.pending[s] = super::pairs::NIL;
-            if st.state[s] != State::Live {
+            st.meta[s].pending = super::pairs::NIL;
+            if st.meta[s].state != State::Live {
                 continue; // removed since: the removal wins
             }
             let extra = st.extra_of(c);
@@ -479,8 +478,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         st.extras.clear();
         fr.removed.append(&mut st.removed);
         for s in core::mem::take(&mut st.inserted) {
-            if st.state[s as usize] == State::Inserting {
-                st.state[s as usize] = State::Live;
+            if st.meta[s as usize].state == State::Inserting {
+                st.meta[s as usize].state = State::Live;
                 fr.inserted.push(s);
             }
             // Cancelled slots are freed with the removed ones.
@@ -601,11 +600,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         // are the input as they are.
         let all_live = !held && store.len() == store.slots() && store.inserted.is_empty();
         if all_live {
-            debug_assert!(store.state.iter().all(|&st| st == State::Live));
+            debug_assert!(store.meta.iter().all(|m| m.state == State::Live));
             sc.slots.extend(0..store.slots() as u32);
         } else {
             for s in 0..store.slots() as u32 {
-                if store.state[s as usize] == State::Live {
+                if store.meta[s as usize].state == State::Live {
                     sc.boxes.push(if held { self.index.tracked_box(store, s) } else { store.aabb[s as usize] });
                     sc.slots.push(s);
                 }
@@ -810,7 +809,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             // them (a level section streamed in far from the rest meets few).
             let bounds = sc.boxes.iter().copied().reduce(|a, b| a.union(&b));
             for s in 0..self.store.slots() as u32 {
-                if self.store.state[s as usize] == State::Live && sc.seen[s as usize] == 0 {
+                if self.store.meta[s as usize].state == State::Live && sc.seen[s as usize] == 0 {
                     let b = self.index.tracked_box(&self.store, s);
                     if bounds.is_some_and(|u| u.overlaps(&b)) {
                         sc.others.push(b);
@@ -880,7 +879,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         let st = &self.store;
         self.live().query(st, region, &mut |s| {
             let i = s as usize;
-            if st.state[i] == State::Live && st.filter[i].accepts(&filter) && exact(&st.aabb[i]) {
+            if st.meta[i].state == State::Live && st.filter[i].accepts(&filter) && exact(&st.aabb[i]) {
                 f(st.id(s))
             } else {
                 true
@@ -1032,7 +1031,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
                 if let Some(&(_, y)) = cand.get(i + 8) {
                     self.index.prefetch_held(y);
                     crate::sweep::prefetch(&self.store.aabb[y as usize]);
-                    crate::sweep::prefetch(&self.store.state[y as usize]);
+                    crate::sweep::prefetch(&self.store.meta[y as usize].state);
                     self.cache.prefetch_head(y);
                 }
                 if let Some(&(_, y)) = cand.get(i + 4) {
@@ -1102,7 +1101,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         let mut max = ray.max_fraction;
         self.live().query(st, &ray.region(max), &mut |s| {
             let i = s as usize;
-            if st.state[i] != State::Live || !st.filter[i].accepts(&filter) {
+            if st.meta[i].state != State::Live || !st.filter[i].accepts(&filter) {
                 return true;
             }
             let Some(t) = ray.hit(&st.aabb[i], max) else { return true };

@@ -346,7 +346,7 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         let fs = self.fat[i];
         if self.big_pos[i] != NIL {
             for t in 0..store.slots() as u32 {
-                if t != s && store.state[t as usize] == State::Live && fs.overlaps(&self.fat[t as usize]) {
+                if t != s && store.meta[t as usize].state == State::Live && fs.overlaps(&self.fat[t as usize]) {
                     out.push((s, t));
                 }
             }
@@ -677,7 +677,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         self.changed.clear();
         self.table.clear();
         self.big.clear();
-        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        let live = || (0..store.slots() as u32).filter(|&s| store.meta[s as usize].state == State::Live);
         self.choose(store, live());
         for s in live() {
             self.add(store, s);

@@ -198,7 +198,7 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
     fn against_all(store: &Store<S, D>, s: u32, out: &mut Vec<(u32, u32)>) {
         let b = &store.aabb[s as usize];
         for t in 0..store.slots() as u32 {
-            if t != s && store.state[t as usize] == State::Live && b.overlaps(&store.aabb[t as usize]) {
+            if t != s && store.meta[t as usize].state == State::Live && b.overlaps(&store.aabb[t as usize]) {
                 out.push((s, t));
             }
         }
@@ -461,7 +461,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
             self.big_pos[s as usize] = NIL;
         }
         self.big.clear();
-        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        let live = || (0..store.slots() as u32).filter(|&s| store.meta[s as usize].state == State::Live);
         self.choose(store, live());
         let mut sink = Vec::new();
         for s in live() {

@@ -476,12 +476,12 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
 
     fn update(&mut self, store: &Store<S, D>, frame: &Frame<S, D>, out: &mut Vec<(u32, u32)>) {
         if !frame.removed.is_empty() {
-            self.sorted.remove_where(|s| store.state[s as usize] == State::Removing);
+            self.sorted.remove_where(|s| store.meta[s as usize].state == State::Removing);
             // The extents shrink only here: recompute them over what stays
             // (moved boxes count with both their old and new extents below).
             self.sorted.extent = [0.0; D];
             for s in 0..store.slots() as u32 {
-                if store.state[s as usize] == State::Live {
+                if store.meta[s as usize].state == State::Live {
                     self.sorted.grow_extent(&store.aabb[s as usize]);
                 }
             }
@@ -509,7 +509,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for SapIndex<S, D> {
     }
 
     fn rebuild(&mut self, store: &Store<S, D>) {
-        let live: Vec<u32> = (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live).collect();
+        let live: Vec<u32> =
+            (0..store.slots() as u32).filter(|&s| store.meta[s as usize].state == State::Live).collect();
         self.sorted.clear();
         self.sorted.insert(store, &live, &mut self.new, &mut self.scratch);
     }

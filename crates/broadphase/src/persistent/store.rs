@@ -26,6 +26,15 @@ pub enum State {
     Cancelled,
 }
 
+/// The words of a slot that checking, moving and applying a move read
+/// together, in one array: the slot's state and its pending change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Position in `changes`, or `NIL`.
+    pub pending: u32,
+    pub state: State,
+}
+
 /// Typical sizes of a set of boxes (see [`Store::sizes`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
@@ -69,11 +78,15 @@ pub struct Store<S: Scalar, const D: usize> {
     pub aabb: Vec<Aabb<S, D>>,
     pub filter: Vec<Filter>,
     pub kind: Vec<BodyKind>,
-    pub state: Vec<State>,
+    /// State and pending change per slot.
+    ///
+    /// PERF: in one array, since a move reads both at one slot, at random
+    /// (the caller's order) when it is recorded and again when it is
+    /// applied: two cache lines a move instead of three with the
+    /// generations.
+    pub meta: Vec<Meta>,
     pub generation: Vec<u32>,
     pub user: Vec<u64>,
-    /// Position in `changes`, or `NIL`.
-    pub pending: Vec<u32>,
     pub changes: Vec<Change<S, D>>,
     pub extras: Vec<Extra<D>>,
     /// Slots inserted (maybe cancelled since) since the last update.
@@ -108,10 +121,9 @@ impl<S: Scalar, const D: usize> Default for Store<S, D> {
             aabb: Vec::new(),
             filter: Vec::new(),
             kind: Vec::new(),
-            state: Vec::new(),
+            meta: Vec::new(),
             generation: Vec::new(),
             user: Vec::new(),
-            pending: Vec::new(),
             changes: Vec::new(),
             extras: Vec::new(),
             inserted: Vec::new(),
@@ -133,13 +145,13 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     }
 
     pub fn slots(&self) -> usize {
-        self.state.len()
+        self.meta.len()
     }
 
     /// Whether a slot is in the index (live, or removed since the update).
     #[inline]
     pub fn indexed(&self, s: u32) -> bool {
-        matches!(self.state[s as usize], State::Live | State::Removing)
+        matches!(self.meta[s as usize].state, State::Live | State::Removing)
     }
 
     #[inline]
@@ -171,19 +183,18 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     #[inline]
     pub fn prefetch(&self, s: u32) {
         let i = s as usize;
-        if i < self.state.len() {
+        if i < self.meta.len() {
             crate::sweep::prefetch(&self.generation[i]);
-            crate::sweep::prefetch(&self.state[i]);
-            crate::sweep::prefetch(&self.pending[i]);
+            crate::sweep::prefetch(&self.meta[i]);
         }
     }
 
     /// The slot of a live id.
     pub fn slot(&self, id: ProxyId) -> Result<u32, ProxyError> {
         let s = id.index() as usize;
-        if s < self.state.len()
+        if s < self.meta.len()
             && self.generation[s] == id.generation()
-            && matches!(self.state[s], State::Inserting | State::Live)
+            && matches!(self.meta[s].state, State::Inserting | State::Live)
         {
             Ok(id.index())
         } else {
@@ -206,10 +217,9 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.aabb.reserve(more);
         self.filter.reserve(more);
         self.kind.reserve(more);
-        self.state.reserve(more);
+        self.meta.reserve(more);
         self.generation.reserve(more);
         self.user.reserve(more);
-        self.pending.reserve(more);
         self.inserted.reserve(more);
     }
 
@@ -221,19 +231,18 @@ impl<S: Scalar, const D: usize> Store<S, D> {
                 self.aabb[i] = p.aabb;
                 self.filter[i] = p.filter;
                 self.kind[i] = p.kind;
-                self.state[i] = State::Inserting;
+                self.meta[i].state = State::Inserting;
                 self.user[i] = p.user;
                 s
             }
             None => {
-                let s = self.state.len() as u32;
+                let s = self.meta.len() as u32;
                 self.aabb.push(p.aabb);
                 self.filter.push(p.filter);
                 self.kind.push(p.kind);
-                self.state.push(State::Inserting);
+                self.meta.push(Meta { pending: NIL, state: State::Inserting });
                 self.generation.push(0);
                 self.user.push(p.user);
-                self.pending.push(NIL);
                 s
             }
         };
@@ -261,7 +270,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             }
             return;
         }
-        let first = self.state.len();
+        let first = self.meta.len();
         let n = order.len();
         self.aabb.reserve(n);
         self.filter.reserve(n);
@@ -284,9 +293,8 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             self.filtered += usize::from(p.filter != Filter::ALL);
             ids[i as usize] = ProxyId::new((first + k) as u32, 0);
         }
-        self.state.resize(first + n, State::Inserting);
+        self.meta.resize(first + n, Meta { pending: NIL, state: State::Inserting });
         self.generation.resize(first + n, 0);
-        self.pending.resize(first + n, NIL);
         self.inserted.extend(first as u32..(first + n) as u32);
         self.live += n;
     }
@@ -294,11 +302,11 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     /// The pending change record of a live slot, created on first use.
     fn change(&mut self, s: u32) -> &mut Change<S, D> {
         let i = s as usize;
-        if self.pending[i] == NIL {
-            self.pending[i] = self.changes.len() as u32;
+        if self.meta[i].pending == NIL {
+            self.meta[i].pending = self.changes.len() as u32;
             self.changes.push(Change { slot: s, extra: NIL, aabb: None });
         }
-        &mut self.changes[self.pending[i] as usize]
+        &mut self.changes[self.meta[i].pending as usize]
     }
 
     /// The extra record of a live slot's pending change, created on first use.
@@ -328,13 +336,13 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     /// Removes a proxy whose slot was checked.
     pub fn remove(&mut self, s: u32) {
         let i = s as usize;
-        match self.state[i] {
+        match self.meta[i].state {
             State::Inserting => {
-                self.state[i] = State::Cancelled;
+                self.meta[i].state = State::Cancelled;
                 self.cancelled.push(s);
             }
             State::Live => {
-                self.state[i] = State::Removing;
+                self.meta[i].state = State::Removing;
                 self.removed.push(s);
             }
             other => unreachable!("remove of a checked slot in state {other:?}"),
@@ -343,7 +351,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     }
 
     pub fn set_aabb(&mut self, s: u32, aabb: Aabb<S, D>, velocity: Option<[f64; D]>) {
-        if self.state[s as usize] == State::Inserting {
+        if self.meta[s as usize].state == State::Inserting {
             self.aabb[s as usize] = aabb;
         } else {
             let c = self.change(s);
@@ -381,12 +389,12 @@ impl<S: Scalar, const D: usize> Store<S, D> {
                 }
             };
             let i = s as usize;
-            if self.state[i] == State::Inserting {
+            if self.meta[i].state == State::Inserting {
                 self.undo.push(Undo::Box(s, self.aabb[i]));
-            } else if self.pending[i] != NIL && (self.pending[i] as usize) < changes {
-                let c = self.changes[self.pending[i] as usize];
+            } else if self.meta[i].pending != NIL && (self.meta[i].pending as usize) < changes {
+                let c = self.changes[self.meta[i].pending as usize];
                 let extra = (c.extra != NIL && (c.extra as usize) < extras).then(|| self.extras[c.extra as usize]);
-                self.undo.push(Undo::Change(self.pending[i], c, extra));
+                self.undo.push(Undo::Change(self.meta[i].pending, c, extra));
             }
             self.set_aabb(s, b, None);
         }
@@ -410,14 +418,14 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             }
         }
         for c in &self.changes[changes..] {
-            self.pending[c.slot as usize] = NIL;
+            self.meta[c.slot as usize].pending = NIL;
         }
         self.changes.truncate(changes);
         self.extras.truncate(extras);
     }
 
     pub fn set_filter(&mut self, s: u32, filter: Filter) {
-        if self.state[s as usize] == State::Inserting {
+        if self.meta[s as usize].state == State::Inserting {
             self.write_filter(s, filter);
         } else {
             self.extra(s).filter = Some(filter);
@@ -426,7 +434,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
 
     /// The latest box given to a live slot.
     pub fn latest_aabb(&self, s: u32) -> Aabb<S, D> {
-        let p = self.pending[s as usize];
+        let p = self.meta[s as usize].pending;
         match (p != NIL).then(|| self.changes[p as usize].aabb).flatten() {
             Some(b) => b,
             None => self.aabb[s as usize],
@@ -459,7 +467,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     /// The counts of special and filtered slots, counted again (for
     /// `validate`).
     fn check_special(&self) -> Result<(), String> {
-        let taken = || (0..self.state.len()).filter(|&i| self.state[i] != State::Free);
+        let taken = || (0..self.meta.len()).filter(|&i| self.meta[i].state != State::Free);
         let n = taken().filter(|&i| !plain(self.kind[i], &self.filter[i])).count();
         let f = taken().filter(|&i| self.filter[i] != Filter::ALL).count();
         if n != self.special {
@@ -478,7 +486,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             self.special -= 1;
         }
         self.filtered -= usize::from(self.filter[i] != Filter::ALL);
-        self.state[i] = State::Free;
+        self.meta[i].state = State::Free;
         self.generation[i] = self.generation[i].wrapping_add(1);
         self.free.push(s);
     }
@@ -488,10 +496,9 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.aabb.shrink_to_fit();
         self.filter.shrink_to_fit();
         self.kind.shrink_to_fit();
-        self.state.shrink_to_fit();
+        self.meta.shrink_to_fit();
         self.generation.shrink_to_fit();
         self.user.shrink_to_fit();
-        self.pending.shrink_to_fit();
         self.changes.shrink_to_fit();
         self.extras.shrink_to_fit();
         self.inserted.shrink_to_fit();
@@ -506,10 +513,9 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         self.aabb.capacity() * size_of::<Aabb<S, D>>()
             + self.filter.capacity() * size_of::<Filter>()
             + self.kind.capacity() * size_of::<BodyKind>()
-            + self.state.capacity() * size_of::<State>()
+            + self.meta.capacity() * size_of::<Meta>()
             + self.generation.capacity() * 4
             + self.user.capacity() * 8
-            + self.pending.capacity() * 4
             + self.changes.capacity() * size_of::<Change<S, D>>()
             + self.extras.capacity() * size_of::<Extra<D>>()
             + self.undo.capacity() * size_of::<Undo<S, D>>()
@@ -518,7 +524,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        let n = self.state.len();
+        let n = self.meta.len();
         if !self.undo.is_empty() {
             return Err(format!("store: {} undo records outside a batch", self.undo.len()));
         }
@@ -528,27 +534,26 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             ("kind", self.kind.len()),
             ("generation", self.generation.len()),
             ("user", self.user.len()),
-            ("pending", self.pending.len()),
         ] {
             if len != n {
-                return Err(format!("store: {name} has {len} slots, state has {n}"));
+                return Err(format!("store: {name} has {len} slots, meta has {n}"));
             }
         }
-        let live = self.state.iter().filter(|s| matches!(s, State::Inserting | State::Live)).count();
+        let live = self.meta.iter().filter(|m| matches!(m.state, State::Inserting | State::Live)).count();
         if live != self.live {
             return Err(format!("store: {live} live slots, counted {}", self.live));
         }
         for &s in &self.free {
-            if self.state[s as usize] != State::Free {
-                return Err(format!("store: slot {s} is on the free list in state {:?}", self.state[s as usize]));
+            if self.meta[s as usize].state != State::Free {
+                return Err(format!("store: slot {s} is on the free list in state {:?}", self.meta[s as usize].state));
             }
         }
-        if self.free.len() != self.state.iter().filter(|&&s| s == State::Free).count() {
+        if self.free.len() != self.meta.iter().filter(|m| m.state == State::Free).count() {
             return Err("store: free slots missing from the free list".into());
         }
         let mut extras = 0;
         for (c, ch) in self.changes.iter().enumerate() {
-            if self.pending[ch.slot as usize] != c as u32 {
+            if self.meta[ch.slot as usize].pending != c as u32 {
                 return Err(format!("store: change {c} of slot {} is not its pending record", ch.slot));
             }
             if ch.extra != NIL {
@@ -561,7 +566,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         if extras != self.extras.len() {
             return Err(format!("store: {} extras, {extras} named by changes", self.extras.len()));
         }
-        let pending = self.pending.iter().filter(|&&p| p != NIL).count();
+        let pending = self.meta.iter().filter(|m| m.pending != NIL).count();
         if pending != self.changes.len() {
             return Err(format!("store: {pending} pending marks, {} changes", self.changes.len()));
         }
@@ -585,7 +590,7 @@ mod tests {
         let ids: Vec<_> = (0..6).map(|i| st.insert(&Proxy::new(cube(i as f64)))).collect();
         st.inserted.retain(|&s| s >= 4);
         for s in 0..4 {
-            st.state[s] = State::Live;
+            st.meta[s].state = State::Live;
         }
         st.set_aabb(0, cube(10.0), Some([1.0, 0.0]));
         st.set_aabb(1, cube(11.0), None);
@@ -593,7 +598,7 @@ mod tests {
     }
 
     fn snapshot(st: &Store<f64, 2>) -> String {
-        format!("{:?} {:?} {:?} {:?} {:?}", st.aabb, st.pending, st.changes, st.extras, st.state)
+        format!("{:?} {:?} {:?} {:?}", st.aabb, st.meta, st.changes, st.extras)
     }
 
     #[test]

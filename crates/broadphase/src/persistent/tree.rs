@@ -640,7 +640,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                     let si = s as usize;
                     if self.leaf.get(si) == Some(&(i as u32))
                         && tree_of(store.kind[si]) == t
-                        && store.state[si] == State::Live
+                        && store.meta[si].state == State::Live
                     {
                         f(s, &n.aabb);
                     }
@@ -656,7 +656,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     fn rebuild(&mut self, store: &Store<S, D>) {
         self.changed.clear();
         self.ensure(store.slots());
-        let live = || (0..store.slots() as u32).filter(|&s| store.state[s as usize] == State::Live);
+        let live = || (0..store.slots() as u32).filter(|&s| store.meta[s as usize].state == State::Live);
         self.choose(store, live());
         let mut items = core::mem::take(&mut self.items);
         for t in 0..2 {
