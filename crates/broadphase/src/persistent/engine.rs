@@ -28,6 +28,10 @@ pub struct Frame<S: Scalar, const D: usize> {
     pub inserted: Vec<u32>,
     /// Slots whose filter changed but whose box did not.
     pub refiltered: Vec<u32>,
+    /// For an index that [screens moves](sealed::IndexImpl::SCREENS_MOVES):
+    /// the positions in `moved` of the slots whose new box leaves the box
+    /// the index holds for them, in order (empty for other indexes).
+    pub left: Vec<u32>,
     /// Whether the index must report candidates for `inserted` (the engine
     /// found their pairs itself otherwise).
     pub inserted_candidates: bool,
@@ -41,6 +45,7 @@ impl<S: Scalar, const D: usize> Default for Frame<S, D> {
             velocity: Vec::new(),
             inserted: Vec::new(),
             refiltered: Vec::new(),
+            left: Vec::new(),
             inserted_candidates: true,
         }
     }
@@ -67,6 +72,7 @@ impl<S: Scalar, const D: usize> Frame<S, D> {
         self.velocity.clear();
         self.inserted.clear();
         self.refiltered.clear();
+        self.left.clear();
     }
 }
 
@@ -123,6 +129,14 @@ pub mod sealed {
         /// `s` besides its exact box.
         #[inline]
         fn prefetch_held(&self, _s: u32) {}
+
+        /// Whether the engine lists in [`Frame::left`] the moved slots whose
+        /// new box leaves their [`tracked_box`](Self::tracked_box), which
+        /// are then the only moved slots the index re-files. The engine
+        /// finds them while it applies the moves, as it writes each new box:
+        /// the held box is prefetched with the slot's other words, instead
+        /// of missing again in a later pass over the moves.
+        const SCREENS_MOVES: bool = false;
 
         /// The box the index holds for slot `s` (containing its exact box).
         fn tracked_box(&self, store: &Store<S, D>, s: u32) -> Aabb<S, D> {
@@ -403,6 +417,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     fn apply_changes(&mut self, bulk: bool) {
         let st = &mut self.store;
         let fr = &mut self.frame;
+        // The index is the one of the last incremental update unless the
+        // last update went the one-shot way (then it is rebuilt).
+        let screen = I::SCREENS_MOVES && !bulk && !self.flat;
+        let index = &self.index;
         fr.clear();
         let mut changes = core::mem::take(&mut st.changes);
         // PERF: callers list their moves in their own order, which is no
@@ -428,6 +446,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 let a = if sorted { (order[j + 48] >> 32) as usize } else { changes[j + 48].slot as usize };
                 crate::sweep::prefetch(&st.aabb[a]);
                 crate::sweep::prefetch(&st.meta[a]);
+                if screen {
+                    index.prefetch_held(a as u32);
+                }
             }
             if sorted && j + 8 < changes.len() {
                 crate::sweep::prefetch(&changes[at(j + 8)]);
@@ -461,6 +482,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                         fr.velocity.push(v);
                     } else if !fr.velocity.is_empty() {
                         fr.velocity.push(displacement(&st.aabb[s], &b));
+                    }
+                    if screen && !index.tracked_box(st, c.slot).contains(&b) {
+                        fr.left.push(fr.moved.len() as u32);
                     }
                     fr.moved.push((c.slot, st.aabb[s]));
                     st.aabb[s] = b;
@@ -1169,7 +1193,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + (self.order.capacity() + self.order_scratch.capacity()) * 8
             + self.frame.velocity.capacity() * size_of::<[f64; D]>()
-            + (self.frame.removed.capacity() + self.frame.inserted.capacity() + self.frame.refiltered.capacity()) * 4;
+            + (self.frame.removed.capacity()
+                + self.frame.inserted.capacity()
+                + self.frame.refiltered.capacity()
+                + self.frame.left.capacity())
+                * 4;
         self.store.memory()
             + self.index.memory()
             + self.lazy.get().map_or(0, |i| i.memory())

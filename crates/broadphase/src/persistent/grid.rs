@@ -607,21 +607,23 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         // The proxies that left their fat boxes, with their new fat boxes.
         let mut jobs = core::mem::take(&mut self.jobs);
         jobs.clear();
-        let moved = &frame.moved;
-        for (j, &(s, _)) in moved.iter().enumerate() {
-            if let Some(&(t, _)) = moved.get(j + 64) {
-                crate::sweep::prefetch(&self.fat[t as usize]);
-            }
+        debug_assert!(frame.left.iter().map(|&j| j as usize).eq(frame
+            .moved
+            .iter()
+            .enumerate()
+            .filter(|(_, (s, _))| !self.fat[*s as usize].contains(&store.aabb[*s as usize]))
+            .map(|(j, _)| j)));
+        for &j in &frame.left {
+            let j = j as usize;
+            let s = frame.moved[j].0;
             let i = s as usize;
-            if !self.fat[i].contains(&store.aabb[i]) {
-                let fat = if store.kind[i] == BodyKind::Static {
-                    store.aabb[i]
-                } else {
-                    let predict = reach(s, self.predict, self.stagger);
-                    self.headings.fatten(s, &store.aabb[i], frame.velocity(j, store), self.margin, predict)
-                };
-                jobs.push((s, fat));
-            }
+            let fat = if store.kind[i] == BodyKind::Static {
+                store.aabb[i]
+            } else {
+                let predict = reach(s, self.predict, self.stagger);
+                self.headings.fatten(s, &store.aabb[i], frame.velocity(j, store), self.margin, predict)
+            };
+            jobs.push((s, fat));
         }
         // PERF: re-filing is a chain of cache misses per cell (bucket, list)
         // on proxies in no spatial order: the buckets of the proxies some
@@ -653,6 +655,8 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     fn tracks(&self, _store: &Store<S, D>, s: u32, t: u32) -> bool {
         self.fat[s as usize].overlaps(&self.fat[t as usize])
     }
+
+    const SCREENS_MOVES: bool = true;
 
     fn box_changed(&self, s: u32) -> bool {
         self.changed.has(s)
