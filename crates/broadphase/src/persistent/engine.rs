@@ -422,7 +422,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         let screen = I::SCREENS_MOVES && !bulk && !self.flat;
         let index = &self.index;
         fr.clear();
-        let mut changes = core::mem::take(&mut st.changes);
+        let changes = st.take_changes();
         // PERF: callers list their moves in their own order, which is no
         // order of the slots (a batch insert numbers slots along a Morton
         // curve). Taken in slot order, the moved proxies come out in space
@@ -445,7 +445,6 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 // random just to find what to prefetch.
                 let a = if sorted { (order[j + 48] >> 32) as usize } else { changes[j + 48].slot as usize };
                 crate::sweep::prefetch(&st.aabb[a]);
-                crate::sweep::prefetch(&st.meta[a]);
                 if screen {
                     index.prefetch_held(a as u32);
                 }
@@ -455,10 +454,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             }
             let c = &changes[at(j)];
             let s = c.slot as usize;
-            st.meta[s].pending = super::pairs::NIL;
-            if st.meta[s].state != State::Live {
-                continue; // removed since: the removal wins
-            }
+            // A proxy removed since has a void change (see `Store::meta`).
             let extra = st.extra_of(c);
             if bulk {
                 if let Some(b) = c.aabb {
@@ -497,9 +493,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 }
             }
         }
-        changes.clear();
-        st.changes = changes;
-        st.extras.clear();
+        st.finish_changes(changes);
         fr.removed.append(&mut st.removed);
         for s in core::mem::take(&mut st.inserted) {
             if st.meta[s as usize].state == State::Inserting {

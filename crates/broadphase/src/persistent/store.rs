@@ -30,9 +30,17 @@ pub enum State {
 /// together, in one array: the slot's state and its pending change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Meta {
-    /// Position in `changes`, or `NIL`.
-    pub pending: u32,
+    /// Position in `changes`, valid only while `epoch` is the store's.
+    pending: u32,
+    /// The store's epoch when `pending` was written.
+    epoch: u16,
     pub state: State,
+}
+
+impl Meta {
+    fn new(state: State) -> Self {
+        Self { pending: NIL, epoch: 0, state }
+    }
 }
 
 /// Typical sizes of a set of boxes (see [`Store::sizes`]).
@@ -81,10 +89,17 @@ pub struct Store<S: Scalar, const D: usize> {
     /// State and pending change per slot.
     ///
     /// PERF: in one array, since a move reads both at one slot, at random
-    /// (the caller's order) when it is recorded and again when it is
-    /// applied: two cache lines a move instead of three with the
-    /// generations.
+    /// (the caller's order), when it is recorded. Applying the changes
+    /// reads neither: a pending mark is valid only in the epoch that wrote
+    /// it (so the update clears them all by moving to the next epoch), and
+    /// a removal voids its proxy's pending change (so no change is applied
+    /// to a proxy that is not live).
     pub meta: Vec<Meta>,
+    /// The epoch of the pending marks: advanced by each update that takes
+    /// the changes, never 0 (the epoch of marks never written).
+    epoch: u16,
+    /// Extras of voided changes (named by no change any more).
+    voided: usize,
     pub generation: Vec<u32>,
     pub user: Vec<u64>,
     pub changes: Vec<Change<S, D>>,
@@ -122,6 +137,8 @@ impl<S: Scalar, const D: usize> Default for Store<S, D> {
             filter: Vec::new(),
             kind: Vec::new(),
             meta: Vec::new(),
+            epoch: 1,
+            voided: 0,
             generation: Vec::new(),
             user: Vec::new(),
             changes: Vec::new(),
@@ -240,7 +257,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
                 self.aabb.push(p.aabb);
                 self.filter.push(p.filter);
                 self.kind.push(p.kind);
-                self.meta.push(Meta { pending: NIL, state: State::Inserting });
+                self.meta.push(Meta::new(State::Inserting));
                 self.generation.push(0);
                 self.user.push(p.user);
                 s
@@ -293,20 +310,54 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             self.filtered += usize::from(p.filter != Filter::ALL);
             ids[i as usize] = ProxyId::new((first + k) as u32, 0);
         }
-        self.meta.resize(first + n, Meta { pending: NIL, state: State::Inserting });
+        self.meta.resize(first + n, Meta::new(State::Inserting));
         self.generation.resize(first + n, 0);
         self.inserted.extend(first as u32..(first + n) as u32);
         self.live += n;
     }
 
+    /// The position of slot `s`'s pending change, if it has one.
+    #[inline]
+    fn pending(&self, s: usize) -> Option<usize> {
+        let m = &self.meta[s];
+        (m.epoch == self.epoch).then_some(m.pending as usize)
+    }
+
     /// The pending change record of a live slot, created on first use.
     fn change(&mut self, s: u32) -> &mut Change<S, D> {
         let i = s as usize;
-        if self.meta[i].pending == NIL {
-            self.meta[i].pending = self.changes.len() as u32;
-            self.changes.push(Change { slot: s, extra: NIL, aabb: None });
+        let p = match self.pending(i) {
+            Some(p) => p,
+            None => {
+                let p = self.changes.len();
+                self.meta[i].pending = p as u32;
+                self.meta[i].epoch = self.epoch;
+                self.changes.push(Change { slot: s, extra: NIL, aabb: None });
+                p
+            }
+        };
+        &mut self.changes[p]
+    }
+
+    /// Takes the recorded changes, for an update to apply, and voids every
+    /// pending mark (by the next epoch).
+    pub fn take_changes(&mut self) -> Vec<Change<S, D>> {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // After 65535 updates: every mark void by hand, once.
+            self.meta.iter_mut().for_each(|m| m.epoch = 0);
+            self.epoch = 1;
         }
-        &mut self.changes[self.meta[i].pending as usize]
+        core::mem::take(&mut self.changes)
+    }
+
+    /// Hands back the buffer of the changes taken, applied, and drops
+    /// their extras.
+    pub fn finish_changes(&mut self, mut changes: Vec<Change<S, D>>) {
+        changes.clear();
+        self.changes = changes;
+        self.extras.clear();
+        self.voided = 0;
     }
 
     /// The extra record of a live slot's pending change, created on first use.
@@ -344,6 +395,16 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             State::Live => {
                 self.meta[i].state = State::Removing;
                 self.removed.push(s);
+                // Its pending change, if any, is void: the update applies
+                // changes without looking at states.
+                if let Some(p) = self.pending(i) {
+                    let c = &mut self.changes[p];
+                    c.aabb = None;
+                    if c.extra != NIL {
+                        c.extra = NIL;
+                        self.voided += 1;
+                    }
+                }
             }
             other => unreachable!("remove of a checked slot in state {other:?}"),
         }
@@ -391,10 +452,10 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             let i = s as usize;
             if self.meta[i].state == State::Inserting {
                 self.undo.push(Undo::Box(s, self.aabb[i]));
-            } else if self.meta[i].pending != NIL && (self.meta[i].pending as usize) < changes {
-                let c = self.changes[self.meta[i].pending as usize];
+            } else if let Some(p) = self.pending(i).filter(|&p| p < changes) {
+                let c = self.changes[p];
                 let extra = (c.extra != NIL && (c.extra as usize) < extras).then(|| self.extras[c.extra as usize]);
-                self.undo.push(Undo::Change(self.meta[i].pending, c, extra));
+                self.undo.push(Undo::Change(p as u32, c, extra));
             }
             self.set_aabb(s, b, None);
         }
@@ -418,7 +479,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
             }
         }
         for c in &self.changes[changes..] {
-            self.meta[c.slot as usize].pending = NIL;
+            self.meta[c.slot as usize].epoch = self.epoch.wrapping_sub(1);
         }
         self.changes.truncate(changes);
         self.extras.truncate(extras);
@@ -434,8 +495,7 @@ impl<S: Scalar, const D: usize> Store<S, D> {
 
     /// The latest box given to a live slot.
     pub fn latest_aabb(&self, s: u32) -> Aabb<S, D> {
-        let p = self.meta[s as usize].pending;
-        match (p != NIL).then(|| self.changes[p as usize].aabb).flatten() {
+        match self.pending(s as usize).and_then(|p| self.changes[p].aabb) {
             Some(b) => b,
             None => self.aabb[s as usize],
         }
@@ -553,8 +613,11 @@ impl<S: Scalar, const D: usize> Store<S, D> {
         }
         let mut extras = 0;
         for (c, ch) in self.changes.iter().enumerate() {
-            if self.meta[ch.slot as usize].pending != c as u32 {
+            if self.pending(ch.slot as usize) != Some(c) {
                 return Err(format!("store: change {c} of slot {} is not its pending record", ch.slot));
+            }
+            if self.meta[ch.slot as usize].state == State::Removing && (ch.aabb.is_some() || ch.extra != NIL) {
+                return Err(format!("store: change {c} of removed slot {} is not void", ch.slot));
             }
             if ch.extra != NIL {
                 extras += 1;
@@ -563,10 +626,14 @@ impl<S: Scalar, const D: usize> Store<S, D> {
                 }
             }
         }
-        if extras != self.extras.len() {
-            return Err(format!("store: {} extras, {extras} named by changes", self.extras.len()));
+        if extras + self.voided != self.extras.len() {
+            return Err(format!(
+                "store: {} extras, {extras} named by changes, {} voided",
+                self.extras.len(),
+                self.voided
+            ));
         }
-        let pending = self.meta.iter().filter(|m| m.pending != NIL).count();
+        let pending = self.meta.iter().filter(|m| m.epoch == self.epoch).count();
         if pending != self.changes.len() {
             return Err(format!("store: {pending} pending marks, {} changes", self.changes.len()));
         }
@@ -598,7 +665,8 @@ mod tests {
     }
 
     fn snapshot(st: &Store<f64, 2>) -> String {
-        format!("{:?} {:?} {:?} {:?}", st.aabb, st.meta, st.changes, st.extras)
+        let meta: Vec<_> = (0..st.slots()).map(|s| (st.meta[s].state, st.pending(s))).collect();
+        format!("{:?} {:?} {:?} {:?}", st.aabb, meta, st.changes, st.extras)
     }
 
     #[test]
@@ -627,5 +695,26 @@ mod tests {
         assert_eq!(snapshot(&st), snapshot(&one));
         assert_eq!(st.latest_aabb(0), cube(23.0));
         assert_eq!(st.latest_aabb(4), cube(24.0));
+    }
+
+    #[test]
+    fn pending_marks_are_void_after_each_update_through_the_epochs_wrap() {
+        let (mut st, _) = store();
+        for k in 0..(1u32 << 16) + 10 {
+            let changes = st.take_changes();
+            st.finish_changes(changes);
+            assert!((0..6).all(|s| st.pending(s).is_none()), "update {k}");
+            st.set_aabb(2, cube(k as f64), None);
+            assert_eq!(st.pending(2), Some(0));
+            assert_eq!(st.latest_aabb(2), cube(k as f64));
+            if k % 4096 == 0 || k >= (1 << 16) - 2 {
+                st.validate().unwrap();
+            }
+        }
+        // A removal voids the pending change, and its extra.
+        st.set_aabb(3, cube(-1.0), Some([0.5, 0.0]));
+        st.remove(3);
+        st.validate().unwrap();
+        assert!(st.changes.iter().all(|c| c.slot != 3 || (c.aabb.is_none() && c.extra == NIL)));
     }
 }
