@@ -563,20 +563,14 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         refat.clear();
         let mut was = core::mem::take(&mut self.was);
         was.clear();
-        debug_assert!(frame.left.iter().map(|&j| j as usize).eq(frame
-            .moved
-            .iter()
-            .enumerate()
-            .filter(|(_, (s, _))| !self.fat_of(store, *s).contains(&store.aabb[*s as usize]))
-            .map(|(j, _)| j)));
-        for &j in &frame.left {
-            let j = j as usize;
-            let s = frame.moved[j].0;
+        for (j, &(s, _)) in frame.moved.iter().enumerate() {
             let fat = *self.fat_of(store, s);
-            self.take(store, s);
-            self.add(store, s, Some(frame.velocity(j, store)));
-            refat.push(s);
-            was.push(fat);
+            if !fat.contains(&store.aabb[s as usize]) {
+                self.take(store, s);
+                self.add(store, s, Some(frame.velocity(j, store)));
+                refat.push(s);
+                was.push(fat);
+            }
         }
         // PERF: a tree receiving a batch at least half its size is built
         // again top-down over its leaves (their fat boxes kept as they are)
@@ -624,8 +618,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     fn tracks(&self, store: &Store<S, D>, s: u32, t: u32) -> bool {
         self.fat_of(store, s).overlaps(self.fat_of(store, t))
     }
-
-    const SCREENS_MOVES: bool = true;
 
     fn box_changed(&self, s: u32) -> bool {
         self.changed.has(s)
