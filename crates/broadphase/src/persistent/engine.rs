@@ -391,9 +391,13 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     #[inline]
     fn try_track(&mut self, x: u32, y: u32, events: &mut Vec<PairEvent>) {
         let st = &self.store;
+        let live = |s: u32| st.meta[s as usize].state == State::Live;
+        // PERF: the index holds live slots and those removed in this frame
+        // only, so without removals the states need no reading (a
+        // sweep-and-prune frame's candidates are many).
+        debug_assert!(!self.frame.removed.is_empty() || x == y || (live(x) && live(y)));
         if x != y
-            && st.meta[x as usize].state == State::Live
-            && st.meta[y as usize].state == State::Live
+            && (self.frame.removed.is_empty() || (live(x) && live(y)))
             && self.allowed(x, y)
             && self.index.tracks(st, x, y)
             && self.cache.position(x, y).is_none()
@@ -1047,13 +1051,15 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.walk_changed(events);
             // PERF: the second slot of a candidate is anywhere in memory
             // (the first is the slot re-filed, the same for a run): its
-            // state, held and exact boxes and pair array header are
+            // state (if read), held and exact boxes and pair array header are
             // prefetched 8 candidates ahead, the array's end 4 ahead.
             for i in 0..cand.len() {
                 if let Some(&(_, y)) = cand.get(i + 8) {
                     self.index.prefetch_held(y);
                     crate::sweep::prefetch(&self.store.aabb[y as usize]);
-                    crate::sweep::prefetch(&self.store.meta[y as usize].state);
+                    if !self.frame.removed.is_empty() {
+                        crate::sweep::prefetch(&self.store.meta[y as usize]);
+                    }
                     self.cache.prefetch_head(y);
                 }
                 if let Some(&(_, y)) = cand.get(i + 4) {
