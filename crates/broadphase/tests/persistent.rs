@@ -742,6 +742,11 @@ fn streamed_batches_into_a_settled_world() {
         c.update();
         c.insert(Proxy::new(cube([1.0, 1.0, 1.0], 0.5)));
         c.update(); // the incremental path from here on
+                    // Departures leave freed nodes in the trees, which the world's
+                    // stream past the arrivals must skip.
+        let gone: Vec<_> = c.ids().into_iter().step_by(5).collect();
+        c.remove_batch(&gone);
+        c.update();
         for (cx, spread) in [(10.0, 20.0), (500.0, 10.0), (18.0, 30.0)] {
             let batch: Vec<_> = (0..400)
                 .map(|_| Proxy::new(cube([cx + rng.unit() * spread, rng.unit() * 20.0, rng.unit() * 20.0], 0.7)))

@@ -67,6 +67,13 @@ impl<S: Scalar, const D: usize> Node<S, D> {
     fn is_leaf(&self) -> bool {
         self.child[0] == NIL
     }
+
+    /// Whether the node is a leaf in the tree, not a free node (freed nodes
+    /// have no children and no slot).
+    #[inline]
+    fn is_live_leaf(&self) -> bool {
+        self.child[0] == NIL && self.child[1] != NIL
+    }
 }
 
 /// One binary tree of boxes.
@@ -163,18 +170,26 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
         leaf
     }
 
+    /// Frees node `i`, marked so that a pass over the node array skips it
+    /// (see `is_live_leaf`).
+    fn release(&mut self, i: u32) {
+        self.nm(i).child = [NIL, NIL];
+        self.free.push(i);
+    }
+
     /// Removes a leaf.
     fn remove(&mut self, leaf: u32) {
         self.leaves -= 1;
-        self.free.push(leaf);
         if leaf == self.root {
+            self.release(leaf);
             self.root = NIL;
             return;
         }
         let parent = self.n(leaf).parent;
         let p = *self.n(parent);
         let sibling = if p.child[0] == leaf { p.child[1] } else { p.child[0] };
-        self.free.push(parent);
+        self.release(leaf);
+        self.release(parent);
         let grand = p.parent;
         self.nm(sibling).parent = grand;
         if grand == NIL {
@@ -630,20 +645,23 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     const HELD_IN_SLOT_ORDER: bool = false;
 
     /// PERF: the leaves by a pass over the node arrays, in memory order,
-    /// instead of each slot's leaf at random: a node is a live leaf when its
-    /// slot's leaf is that node, in that tree.
+    /// instead of each slot's leaf at random; freed nodes are marked, so
+    /// that telling a leaf in the tree reads nothing else (it read the
+    /// slot's leaf, kind and state before, at random: streaming the 1e6
+    /// static proxies' boxes past 1e5 arrivals took 88-96 ms).
     fn each_held(&self, store: &Store<S, D>, f: &mut dyn FnMut(u32, &Aabb<S, D>)) {
         for (t, tree) in self.trees.iter().enumerate() {
             for (i, n) in tree.nodes.iter().enumerate() {
-                if n.is_leaf() {
+                if n.is_live_leaf() {
                     let s = n.child[1];
                     let si = s as usize;
-                    if self.leaf.get(si) == Some(&(i as u32))
-                        && tree_of(store.kind[si]) == t
-                        && store.meta[si].state == State::Live
-                    {
-                        f(s, &n.aabb);
-                    }
+                    debug_assert!(
+                        self.leaf[si] == i as u32
+                            && tree_of(store.kind[si]) == t
+                            && store.meta[si].state == State::Live,
+                        "leaf {i} of slot {s} in tree {t}"
+                    );
+                    f(s, &n.aabb);
                 }
             }
         }
