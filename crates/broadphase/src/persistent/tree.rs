@@ -290,39 +290,50 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
 
     /// Builds the tree top-down over `items` (slot, box), returning the
     /// leaf node of each item in `leaf_of`.
-    fn build(&mut self, items: &mut [(u32, Aabb<S, D>)], leaf_of: &mut [u32]) {
+    fn build(&mut self, items: &[(u32, Aabb<S, D>)], leaf_of: &mut [u32]) {
         self.clear();
         if items.is_empty() {
             return;
         }
         self.leaves = items.len();
         self.nodes.reserve(2 * items.len());
-        self.root = self.build_range(items, NIL, leaf_of);
+        // PERF: the centers worked out once, carried with each item's
+        // position: the splits compare plain numbers instead of two boxes'
+        // centers, worked out anew for every comparison.
+        let mut keyed: Vec<([f64; D], u32)> =
+            items.iter().enumerate().map(|(k, (_, b))| (core::array::from_fn(|a| b.center(a)), k as u32)).collect();
+        self.root = self.build_range(&mut keyed, items, NIL, leaf_of);
     }
 
-    fn build_range(&mut self, items: &mut [(u32, Aabb<S, D>)], parent: u32, leaf_of: &mut [u32]) -> u32 {
-        if items.len() == 1 {
-            let (slot, aabb) = items[0];
+    /// The subtree over `keyed` (centers, and positions in `items`).
+    fn build_range(
+        &mut self,
+        keyed: &mut [([f64; D], u32)],
+        items: &[(u32, Aabb<S, D>)],
+        parent: u32,
+        leaf_of: &mut [u32],
+    ) -> u32 {
+        if keyed.len() == 1 {
+            let (slot, aabb) = items[keyed[0].1 as usize];
             let i = self.alloc(Node { aabb, parent, child: [NIL, slot], height: 0 });
             leaf_of[slot as usize] = i;
             return i;
         }
         let mut lo = [f64::INFINITY; D];
         let mut hi = [f64::NEG_INFINITY; D];
-        for (_, b) in items.iter() {
+        for (c, _) in keyed.iter() {
             for k in 0..D {
-                let c = b.center(k);
-                lo[k] = lo[k].min(c);
-                hi[k] = hi[k].max(c);
+                lo[k] = lo[k].min(c[k]);
+                hi[k] = hi[k].max(c[k]);
             }
         }
         let axis = (0..D).max_by(|&x, &y| (hi[x] - lo[x]).total_cmp(&(hi[y] - lo[y]))).unwrap_or(0);
-        let mid = items.len() / 2;
-        items.select_nth_unstable_by(mid, |x, y| x.1.center(axis).total_cmp(&y.1.center(axis)));
-        let me = self.alloc(Node { aabb: items[0].1, parent, child: [NIL, NIL], height: 0 });
-        let (left, right) = items.split_at_mut(mid);
-        let a = self.build_range(left, me, leaf_of);
-        let b = self.build_range(right, me, leaf_of);
+        let mid = keyed.len() / 2;
+        keyed.select_nth_unstable_by(mid, |x, y| x.0[axis].total_cmp(&y.0[axis]));
+        let me = self.alloc(Node { aabb: items[keyed[0].1 as usize].1, parent, child: [NIL, NIL], height: 0 });
+        let (left, right) = keyed.split_at_mut(mid);
+        let a = self.build_range(left, items, me, leaf_of);
+        let b = self.build_range(right, items, me, leaf_of);
         let (na, nb) = (*self.n(a), *self.n(b));
         let node = self.nm(me);
         node.child = [a, b];
@@ -606,7 +617,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                 }
                 self.trees[t].leaves_into(&mut items);
                 let mut leaf = core::mem::take(&mut self.leaf);
-                self.trees[t].build(&mut items, &mut leaf);
+                self.trees[t].build(&items, &mut leaf);
                 self.leaf = leaf;
             }
         }
@@ -685,7 +696,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                     .map(|s| (s, Self::fresh(&store.aabb[s as usize]))),
             );
             let mut leaf = core::mem::take(&mut self.leaf);
-            self.trees[t].build(&mut items, &mut leaf);
+            self.trees[t].build(&items, &mut leaf);
             self.leaf = leaf;
         }
         for s in live() {
