@@ -26,8 +26,9 @@ pub enum State {
     Cancelled,
 }
 
-/// The words of a slot that checking, moving and applying a move read
-/// together, in one array: the slot's state and its pending change.
+/// The words of a slot that checking and recording a move read together,
+/// in one array: the slot's state and its pending change (see
+/// [`Store::meta`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Meta {
     /// Position in `changes`, valid only while `epoch` is the store's.
