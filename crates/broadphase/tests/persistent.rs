@@ -741,9 +741,10 @@ fn streamed_batches_into_a_settled_world() {
         c.insert_batch(&field);
         c.update();
         c.insert(Proxy::new(cube([1.0, 1.0, 1.0], 0.5)));
-        c.update(); // the incremental path from here on
-                    // Departures leave freed nodes in the trees, which the world's
-                    // stream past the arrivals must skip.
+        // The incremental path from here on.
+        c.update();
+        // Departures leave freed nodes in the trees, which the world's
+        // stream past the arrivals must skip.
         let gone: Vec<_> = c.ids().into_iter().step_by(5).collect();
         c.remove_batch(&gone);
         c.update();

@@ -261,18 +261,17 @@ struct OneShot<S: Scalar, const D: usize> {
     keys: Vec<u64>,
     /// A batch of arrivals, placed for the others to find their pairs.
     arrivals: super::arrivals::ArrivalGrid<S, D>,
-    /// Counting sort of slot pairs: run starts per low slot, and the other
-    /// buffers (see [`Engine::sort_slot_pairs`]).
-    starts: Vec<u32>,
+    /// Buffers of [`Engine::sort_slot_pairs`].
     sorting: SlotSort,
     /// The index's pairs of a batch of arrivals (see `track_arrival_pairs`).
     found: Vec<(u32, u32)>,
 }
 
-/// Buffers of [`Engine::sort_slot_pairs`]: run starts per high slot, the
-/// pairs by high slot, then by low slot.
+/// Buffers of [`Engine::sort_slot_pairs`]: run starts per low and per high
+/// slot, the pairs by high slot, then by low slot.
 #[derive(Default)]
 struct SlotSort {
+    lo_starts: Vec<u32>,
     hi_starts: Vec<u32>,
     by_hi: Vec<u64>,
     by_lo: Vec<u64>,
@@ -295,7 +294,6 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             begins: Vec::new(),
             keys: Vec::new(),
             arrivals: Default::default(),
-            starts: Vec::new(),
             sorting: SlotSort::default(),
             found: Vec::new(),
         }
@@ -690,12 +688,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
         let mut sc = core::mem::take(&mut self.scratch);
         sc.keys.clear();
-        self.start_counts(&mut sc.starts);
-        for p in self.cache.pairs() {
-            sc.keys.push(keyed(p.a().index(), p.b().index()));
-            sc.starts[p.a().index() as usize + 1] += 1;
-        }
-        self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.starts, &mut sc.sorting, out);
+        sc.keys.extend(self.cache.pairs().iter().map(|p| keyed(p.a().index(), p.b().index())));
+        self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.sorting, out);
         self.scratch = sc;
     }
 
@@ -704,14 +698,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     fn exact_all(&mut self, out: &mut Vec<ProxyPair>) {
         self.search_all(false);
         let mut sc = core::mem::take(&mut self.scratch);
-        self.start_counts(&mut sc.starts);
         if self.store.all_plain() && sc.slots.len() == self.store.slots() {
             // Every slot searched, every pair allowed: the search's pairs
             // are the slot pairs.
-            for p in &sc.pairs {
-                sc.starts[p.a() as usize + 1] += 1;
-            }
-            self.sort_slot_pairs(&sc.pairs, |p| (p.a(), p.b()), &mut sc.starts, &mut sc.sorting, out);
+            self.sort_slot_pairs(&sc.pairs, |p| (p.a(), p.b()), &mut sc.sorting, out);
         } else {
             sc.keys.clear();
             for p in &sc.pairs {
@@ -719,25 +709,17 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
                 if self.allowed(x, y) {
                     sc.keys.push(keyed(x, y));
-                    sc.starts[x as usize + 1] += 1;
                 }
             }
-            self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.starts, &mut sc.sorting, out);
+            self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.sorting, out);
         }
         self.scratch = sc;
     }
 
-    /// Zeroed counts for [`Engine::sort_slot_pairs`]: one per slot and one
-    /// more; the caller adds one at `lo + 1` per pair it lists.
-    fn start_counts(&self, starts: &mut Vec<u32>) {
-        starts.clear();
-        starts.resize(self.store.slots() + 1, 0);
-    }
-
     /// Sorts pairs of live slots `(lo, hi) = slots(item)` (`lo < hi`) and
     /// writes them as pairs of ids (for live proxies the slot order is the id
-    /// order): a counting sort by `hi`, then a stable one by `lo` (counted by
-    /// the caller as it listed them, see [`Engine::start_counts`]).
+    /// order): a counting sort by `hi`, then a stable one by `lo`, both
+    /// counted in one pass.
     ///
     /// PERF: two passes that place every pair, and one that writes them,
     /// none with a branch on the data. Before, one counting sort by `lo`
@@ -750,18 +732,19 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         &self,
         items: &[T],
         slots: impl Fn(T) -> (u32, u32),
-        starts: &mut [u32],
         sorting: &mut SlotSort,
         out: &mut Vec<ProxyPair>,
     ) {
         let n = self.store.slots();
-        debug_assert_eq!(starts.len(), n + 1);
-        debug_assert_eq!(starts.iter().map(|&c| c as usize).sum::<usize>(), items.len());
-        let SlotSort { hi_starts, by_hi, by_lo } = sorting;
-        hi_starts.clear();
-        hi_starts.resize(n + 1, 0);
+        let SlotSort { lo_starts: starts, hi_starts, by_hi, by_lo } = sorting;
+        for counts in [&mut *starts, &mut *hi_starts] {
+            counts.clear();
+            counts.resize(n + 1, 0);
+        }
         for &k in items {
-            hi_starts[slots(k).1 as usize + 1] += 1;
+            let (lo, hi) = slots(k);
+            starts[lo as usize + 1] += 1;
+            hi_starts[hi as usize + 1] += 1;
         }
         for i in 0..n {
             starts[i + 1] += starts[i];
@@ -1244,7 +1227,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + (self.flat_pairs.capacity() + sc.old.capacity() + sc.new.capacity() + sc.begins.capacity())
                 * size_of::<ProxyPair>()
             + sc.keys.capacity() * 8
-            + (sc.starts.capacity() + sc.sorting.hi_starts.capacity()) * 4
+            + (sc.sorting.lo_starts.capacity() + sc.sorting.hi_starts.capacity()) * 4
             + (sc.sorting.by_hi.capacity() + sc.sorting.by_lo.capacity()) * 8
             + (sc.pairs.capacity() + sc.cross.capacity()) * size_of::<Pair>()
             + (self.candidates.capacity() + sc.found.capacity()) * 8
