@@ -72,6 +72,8 @@ pub(crate) struct Side<S> {
     pub list_cursors: Vec<u32>,
     /// Indices of the boxes too large for the grid's cells.
     pub oversized: Vec<u32>,
+    /// The boxes bucketed by grid row (the grid's build by rows).
+    pub recs: Vec<crate::grid::rows::Rec<S>>,
     /// Per cell, how many cells past it its boxes reach at most on each
     /// cross axis.
     pub far: Vec<[u8; 2]>,
@@ -89,6 +91,7 @@ impl<S> Side<S> {
             cursors: Vec::new(),
             list_cursors: Vec::new(),
             oversized: Vec::new(),
+            recs: Vec::new(),
             far: Vec::new(),
         }
     }
@@ -106,6 +109,7 @@ impl<S> Side<S> {
                 + self.order.capacity())
                 * 4
             + self.far.capacity() * 2
+            + self.recs.capacity() * size_of::<crate::grid::rows::Rec<S>>()
     }
 }
 

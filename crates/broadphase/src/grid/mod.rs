@@ -61,3 +61,4 @@
 mod build;
 pub(crate) mod kernel;
 pub(crate) mod oneshot;
+pub(crate) mod rows;

@@ -35,7 +35,7 @@ fn sweep_pieces(ncells: usize, boxes: usize) -> usize {
 }
 
 /// Room kept in the output before each cell's sweep (see [`crate::mem::spare`]).
-const OUT_SPARE: usize = 1 << 12;
+pub(super) const OUT_SPARE: usize = 1 << 12;
 
 /// Most boxes the grid takes (a list element holds a position in
 /// `entries` beside the two home flags).
@@ -173,7 +173,7 @@ impl Layout {
 
     /// The cells of a box's min and max corners on the cross axes.
     #[inline(always)]
-    fn span<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
+    pub(super) fn span<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> [(u32, u32); 2] {
         let [y, z] = self.axes.cross;
         let (lo, hi) = (b.min(), b.max());
         [
@@ -479,6 +479,33 @@ fn sweep_oversized<S: Scalar, P: OutPair, const O_LEFT: bool>(
     }
 }
 
+/// The hit rate of the lanes the kernel tested in the cells swept before,
+/// decayed cell by cell, which decides whether the next cell's hits are
+/// emitted without a branch (see [`BRANCHLESS_RATES`]).
+pub(super) struct HitRate {
+    hits: f64,
+    lanes: f64,
+}
+
+impl HitRate {
+    pub(super) fn new() -> Self {
+        Self { hits: 0.0, lanes: 0.0 }
+    }
+
+    /// Sweeps the boxes filled into `buf`, emitting as the rate so far
+    /// says, and takes the cell's hits into the rate.
+    #[inline]
+    pub(super) fn sweep<S: Scalar>(&mut self, buf: &mut Soa<S>, simd: Simd, out: &mut Vec<Pair>) {
+        let (lo, hi) = BRANCHLESS_RATES;
+        let (hits, lanes) = (self.hits, self.lanes);
+        buf.branchless = lanes >= BRANCHLESS_EVIDENCE && hits >= lo * lanes && hits < hi * lanes;
+        let before = out.len();
+        let steps = super::kernel::sweep_rows(buf, 0..buf.len(), simd, out);
+        self.hits = hits * RATE_DECAY + (out.len() - before) as f64;
+        self.lanes = lanes * RATE_DECAY + (steps * 8) as f64;
+    }
+}
+
 /// All overlapping pairs of `boxes` (`profile`: theirs, if taken already).
 pub(crate) fn complete<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
@@ -500,38 +527,48 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         return sap::complete(boxes, profile.sweep_axis(), parallel, ws, out);
     }
     let layout = Layout::new(profile, cell);
+    // Without oversized boxes, by rows (see `super::rows`); with them, the
+    // global build, which sweeps them against the cells.
+    if super::rows::complete(boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, out) {
+        return;
+    }
+    complete_global(boxes, &layout, parallel, ws, out);
+}
+
+/// [`complete`] on the global build (see [`build`]), oversized boxes or
+/// not.
+pub(super) fn complete_global<S: Scalar, const D: usize>(
+    boxes: &[Aabb<S, D>],
+    layout: &Layout,
+    parallel: bool,
+    ws: &mut Workspace<S>,
+    out: &mut Vec<Pair>,
+) {
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.pairs;
     let side = &mut sides[0];
-    build(boxes, &layout, keys, scratch, side, parallel);
+    build(boxes, layout, keys, scratch, side, parallel);
     let side = &*side;
     let ncells = layout.cell_count();
     let pieces = sweep_pieces(ncells, boxes.len());
     let simd = Simd::detect();
     par::pieces_with(parallel, pieces, out, parts, Soa::new, |buf, p, out| {
-        // The hit rate of the lanes the kernel tested in the cells before,
-        // decayed cell by cell: see `BRANCHLESS_RATES`.
-        let (mut hits, mut lanes) = (0.0f64, 0.0f64);
-        let (lo, hi) = BRANCHLESS_RATES;
+        let mut rate = HitRate::new();
         for c in p * ncells / pieces..(p + 1) * ncells / pieces {
             let l = list(side, c);
             if l.len() > 2 {
                 crate::mem::spare(out, OUT_SPARE);
                 buf.fill_list(&side.entries, &l[..l.len() - 1]);
-                buf.branchless = lanes >= BRANCHLESS_EVIDENCE && hits >= lo * lanes && hits < hi * lanes;
-                let before = out.len();
-                let steps = super::kernel::sweep_rows(buf, 0..buf.len(), simd, out);
-                hits = hits * RATE_DECAY + (out.len() - before) as f64;
-                lanes = lanes * RATE_DECAY + (steps * 8) as f64;
+                rate.sweep(buf, simd, out);
             }
         }
     });
     if !side.oversized.is_empty() {
         let big = side.oversized.clone();
-        compute_far(&layout, &mut sides[0]);
+        compute_far(layout, &mut sides[0]);
         let side = &sides[0];
         let e = sap::sorted_entries(boxes, Some(&big), &layout.axes, parallel, keys, scratch);
-        oversized_by_cell::<S, D, Pair, true>(&layout, boxes, &e[..e.len() - 1], side, parallel, parts, out);
+        oversized_by_cell::<S, D, Pair, true>(layout, boxes, &e[..e.len() - 1], side, parallel, parts, out);
         crate::sweep::sweep_one(&e, 0..e.len() - 1, out);
     }
 }
