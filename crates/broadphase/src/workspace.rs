@@ -74,12 +74,14 @@ pub(crate) struct Side<S> {
     pub oversized: Vec<u32>,
     /// The boxes bucketed by grid row (the grid's build by rows).
     pub recs: Vec<crate::grid::rows::Rec<S>>,
+    /// The threads' working memory for the rows.
+    pub work: crate::grid::rows::WorkPool<S>,
     /// Per cell, how many cells past it its boxes reach at most on each
     /// cross axis.
     pub far: Vec<[u8; 2]>,
 }
 
-impl<S> Side<S> {
+impl<S: Scalar> Side<S> {
     fn new() -> Self {
         Self {
             info: Vec::new(),
@@ -92,6 +94,7 @@ impl<S> Side<S> {
             list_cursors: Vec::new(),
             oversized: Vec::new(),
             recs: Vec::new(),
+            work: Default::default(),
             far: Vec::new(),
         }
     }
@@ -110,6 +113,7 @@ impl<S> Side<S> {
                 * 4
             + self.far.capacity() * 2
             + self.recs.capacity() * size_of::<crate::grid::rows::Rec<S>>()
+            + self.work.lock().map_or(0, |w| w.iter().map(crate::grid::rows::RowWork::bytes).sum())
     }
 }
 

@@ -231,18 +231,63 @@ fn chunk_count(n: usize, parallel: bool) -> usize {
 }
 
 /// Working memory of one thread's rows.
-struct RowWork<S> {
+pub(crate) struct RowWork<S> {
     soa: Soa<S>,
     keys: Vec<u64>,
     scratch: Vec<u64>,
     /// Per cell of the row, the start of its list in `lists`.
     cells: Vec<u32>,
     lists: Vec<u32>,
+    /// The row's boxes in sorted order.
+    sorted: Vec<Rec<S>>,
 }
 
 impl<S: Scalar> RowWork<S> {
     fn new() -> Self {
-        Self { soa: Soa::new(), keys: Vec::new(), scratch: Vec::new(), cells: Vec::new(), lists: Vec::new() }
+        Self {
+            soa: Soa::new(),
+            keys: Vec::new(),
+            scratch: Vec::new(),
+            cells: Vec::new(),
+            lists: Vec::new(),
+            sorted: Vec::new(),
+        }
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.soa.bytes()
+            + (self.keys.capacity() + self.scratch.capacity()) * 8
+            + (self.cells.capacity() + self.lists.capacity()) * 4
+            + self.sorted.capacity() * core::mem::size_of::<Rec<S>>()
+    }
+}
+
+/// The threads' working memory, kept from search to search: a large row's
+/// buffers are mapped afresh (and zeroed by the system) on every
+/// allocation, which cost 8% of a search at 1e6 boxes.
+pub(crate) type WorkPool<S> = std::sync::Mutex<Vec<RowWork<S>>>;
+
+/// A [`RowWork`] taken from the pool, and put back when dropped.
+struct Lease<'a, S: Scalar> {
+    work: RowWork<S>,
+    pool: &'a WorkPool<S>,
+}
+
+impl<'a, S: Scalar> Lease<'a, S> {
+    fn take(pool: &'a WorkPool<S>) -> Self {
+        // A poisoned pool (a thread panicked holding it) only loses the
+        // buffers kept: start afresh.
+        let work = pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_else(RowWork::new);
+        Self { work, pool }
+    }
+}
+
+impl<S: Scalar> Drop for Lease<'_, S> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pool.lock() {
+            p.push(core::mem::replace(&mut self.work, RowWork::new()));
+        }
     }
 }
 
@@ -263,15 +308,24 @@ pub(super) fn complete<S: Scalar, const D: usize>(
     let nrows = layout.cells[0] as usize;
     let pieces = par::piece_count(nrows, PIECE_ROWS);
     let simd = Simd::detect();
-    par::pieces_with(parallel, pieces, out, parts, RowWork::new, |w, p, out| {
-        // The hit rate of the lanes the kernel tested in the cells before,
-        // decayed cell by cell: see `super::oneshot::BRANCHLESS_RATES`.
-        let mut rate = super::oneshot::HitRate::new();
-        for y in p * nrows / pieces..(p + 1) * nrows / pieces {
-            let range = side.starts[y] as usize..side.starts[y + 1] as usize;
-            sweep_row(layout, &side.recs[range], w, &mut rate, simd, out);
-        }
-    });
+    let pool = &side.work;
+    par::pieces_with(
+        parallel,
+        pieces,
+        out,
+        parts,
+        || Lease::take(pool),
+        |lease, p, out| {
+            let w = &mut lease.work;
+            // The hit rate of the lanes the kernel tested in the cells before,
+            // decayed cell by cell: see `super::oneshot::BRANCHLESS_RATES`.
+            let mut rate = super::oneshot::HitRate::new();
+            for y in p * nrows / pieces..(p + 1) * nrows / pieces {
+                let range = side.starts[y] as usize..side.starts[y + 1] as usize;
+                sweep_row(layout, &side.recs[range], w, &mut rate, simd, out);
+            }
+        },
+    );
     true
 }
 
@@ -288,12 +342,27 @@ fn sweep_row<S: Scalar>(
     if m < 2 {
         return;
     }
-    let RowWork { soa, keys, scratch, cells, lists } = w;
+    let RowWork { soa, keys, scratch, cells, lists, sorted } = w;
+    let nz = layout.cells[1] as usize;
+    let span = |n: u32| ((n & ((1 << Z_SPAN_SHIFT) - 1)) as usize, (n >> Z_SPAN_SHIFT) & MAX_SPAN);
+    // The keys, and how many boxes each cell of the row lists.
     keys.clear();
-    keys.extend(recs.iter().enumerate().map(|(k, r)| keyed(layout.sweep_key(r.e.lo), k as u32)));
+    cells.clear();
+    cells.resize(nz + 2, 0);
+    keys.extend(recs.iter().enumerate().map(|(k, r)| {
+        let (z0, dz) = span(r.note);
+        cells[z0 + 1] += 1;
+        if dz <= 1 {
+            cells[z0 + 2] += dz;
+        } else {
+            for c in &mut cells[z0 + 2..=z0 + dz as usize + 1] {
+                *c += 1;
+            }
+        }
+        keyed(layout.sweep_key(r.e.lo), k as u32)
+    }));
     sort_keyed(keys, scratch, false);
     refine_equal_keys(keys, S::KEY_IS_EXACT, false, |k| &recs[k as usize].e.lo);
-    let nz = layout.cells[1] as usize;
     if nz == 1 {
         // One cell: every entry is at home on the second axis.
         crate::mem::spare(out, OUT_SPARE);
@@ -304,31 +373,20 @@ fn sweep_row<S: Scalar>(
         rate.sweep(soa, simd, out);
         return;
     }
-    // The cells' lists: positions in the row with home flags, by start. As
-    // in `bucket`, a box reaching one cell past its home is listed there
+    // The row in sorted order: one read at random per box, where the cells'
+    // lists below then read their boxes in increasing positions.
+    sorted.clear();
+    sorted.extend(keys.iter().map(|&k| recs[payload(k) as usize]));
+    // The cells' lists: positions in `sorted` with home flags. As in
+    // `bucket`, a box reaching one cell past its home is listed there
     // without a branch, the others writing to a trash slot at the end.
-    cells.clear();
-    cells.resize(nz + 2, 0);
-    let span = |n: u32| ((n & ((1 << Z_SPAN_SHIFT) - 1)) as usize, (n >> Z_SPAN_SHIFT) & MAX_SPAN);
-    for n in recs.iter().map(|r| r.note) {
-        let (z0, dz) = span(n);
-        cells[z0 + 1] += 1;
-        if dz <= 1 {
-            cells[z0 + 2] += dz;
-        } else {
-            for c in &mut cells[z0 + 2..=z0 + dz as usize + 1] {
-                *c += 1;
-            }
-        }
-    }
     for z in 0..nz {
         cells[z + 1] += cells[z];
     }
     let trash = cells[nz];
     crate::mem::resize(lists, trash as usize + 1, 0);
-    for &item in keys.iter() {
-        let k = payload(item);
-        let n = recs[k as usize].note;
+    for (j, r) in sorted.iter().enumerate() {
+        let (k, n) = (j as u32, r.note);
         let (z0, dz) = span(n);
         let home_y = n & HOME_Y;
         let at = cells[z0];
@@ -355,7 +413,7 @@ fn sweep_row<S: Scalar>(
         start = end;
         if l.len() >= 2 {
             crate::mem::spare(out, OUT_SPARE);
-            soa.fill_with(l.len(), |j| (&recs[(l[j] & POSITION) as usize].e, l[j] >> 30));
+            soa.fill_with(l.len(), |j| (&sorted[(l[j] & POSITION) as usize].e, l[j] >> 30));
             rate.sweep(soa, simd, out);
         }
     }
