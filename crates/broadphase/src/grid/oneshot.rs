@@ -527,9 +527,12 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
         return sap::complete(boxes, profile.sweep_axis(), parallel, ws, out);
     }
     let layout = Layout::new(profile, cell);
-    // Without oversized boxes, by rows (see `super::rows`); with them, the
-    // global build, which sweeps them against the cells.
-    if super::rows::complete(boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, out) {
+    // Large sets without oversized boxes by rows (see `super::rows`); the
+    // others by the global build, which also sweeps oversized boxes against
+    // the cells.
+    if boxes.len() >= super::rows::ROWS_MIN
+        && super::rows::complete(boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, out)
+    {
         return;
     }
     complete_global(boxes, &layout, parallel, ws, out);

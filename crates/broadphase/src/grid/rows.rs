@@ -56,6 +56,18 @@ impl<S: Scalar> Rec<S> {
     }
 }
 
+/// The fewest boxes the grid builds by rows. Below, the boxes and the
+/// global build's arrays fit the caches, and the global build is faster:
+/// uniform boxes, one thread, Zen 4, `f32` (`f64`), global build against
+/// rows in ms: 3D 1e4 0.38-0.42 against 0.47 (0.41-0.44 against
+/// 0.52-0.53), 1e5 5.1-5.2 against 5.1-5.3 (6.5-6.8 both), 2e5 10.7-11.2
+/// against 10.0-10.3 (14.0-14.1 against 13.6-13.8), 4e5 21.9-22.2 against
+/// 19.3-19.5, 1e6 54 against 47-49 (71 both); 2D 1e4 0.30 against 0.48-0.50,
+/// 1e5 3.9-4.9 against 3.7-4.4 (4.3-4.8 against 5.6), 3e5 12.9-13.9
+/// against 11.9-13.0 (15.6-15.9 both), 1e6 44-45 against 34-35 (55 against
+/// 47).
+pub(crate) const ROWS_MIN: usize = 1 << 18;
+
 /// Rows per parallel piece of the sweep, at most.
 const PIECE_ROWS: usize = 4;
 
