@@ -503,6 +503,20 @@ mod tests {
         assert!(got.is_empty());
     }
 
+    /// The grid's entry point takes the rows from `ROWS_MIN` boxes on.
+    #[test]
+    fn large_sets_go_by_rows() {
+        let boxes = scene::<f32, 3>(0, ROWS_MIN, 11, |x| x as f32);
+        let mut ws = Workspace::<f32>::new();
+        let mut got = Vec::new();
+        super::super::oneshot::complete(&boxes, None, false, None, &mut ws, &mut got);
+        assert_eq!(ws.sides[0].recs.len(), ws.sides[0].starts.last().copied().unwrap_or(0) as usize + 1);
+        let layout = Layout::new(&Profile::new(&boxes[..]), None);
+        let mut want = Vec::new();
+        super::super::oneshot::complete_global(&boxes, &layout, false, &mut Workspace::new(), &mut want);
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn rows_give_the_global_builds_pairs_in_order() {
         check::<f32, 3>(|x| x as f32);
