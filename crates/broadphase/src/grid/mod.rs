@@ -24,6 +24,13 @@
 //! sorted at once (see [`build`]). Each box is stored once (in its home
 //! cell's range of an entries array); the lists hold positions.
 //!
+//! **By rows, for large sets.** From [`rows::ROWS_MIN`] boxes on, when no
+//! box is oversized, the global sort is replaced by a build that never
+//! reads the boxes at random: the boxes are bucketed by row of cells in
+//! input order (one 32-byte record per row reached, for `f32`), and each
+//! row is sorted and split into its cells in the caches (see [`rows`]). It
+//! gives the same pairs in the same order.
+//!
 //! **Sweep.** A cell's boxes are gathered into columns and swept by the SIMD
 //! kernel of [`kernel`], the same one sort-and-sweep uses: blocks of boxes
 //! against their successors, branch-free, AVX-512 or AVX2 when the CPU has
