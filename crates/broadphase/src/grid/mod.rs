@@ -25,7 +25,8 @@
 //! cell's range of an entries array); the lists hold positions.
 //!
 //! **By rows, for large sets.** From [`rows::ROWS_MIN`] boxes on, when no
-//! box is oversized, the global sort is replaced by a build that never
+//! box is oversized (and for `f32` boxes or in 2D, see [`rows::pays`]),
+//! the global sort is replaced by a build that never
 //! reads the boxes at random: the boxes are bucketed by row of cells in
 //! input order (one 32-byte record per row reached, for `f32`), and each
 //! row is sorted and split into its cells in the caches (see [`rows`]). It
