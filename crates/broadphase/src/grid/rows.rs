@@ -71,7 +71,10 @@ impl<S: Scalar> Rec<S> {
 /// 19.3-19.5, 1e6 54 against 47-49 (71 both); 2D 1e4 0.30 against 0.48-0.50,
 /// 1e5 3.9-4.9 against 3.7-4.4 (4.3-4.8 against 5.6), 3e5 12.9-13.9
 /// against 11.9-13.0 (15.6-15.9 both), 1e6 44-45 against 34-35 (55 against
-/// 47).
+/// 47). On the lent 16-core Xeon (2 MB of L2 per core, 300 MB of L3, where
+/// the global build's arrays stay in the caches) `f32` 3D gains as well
+/// (1e6 81-84 against 71-82 ms, 4e5 28-37 against 26.3-26.8) but 2D does
+/// not (1e6 67-72 against 66-81, 4e5 23.3-24.3 against 26.5-31.5).
 pub(crate) const ROWS_MIN: usize = 1 << 18;
 
 /// Whether building by rows pays for `n` boxes of `S` in `D` dimensions:
@@ -461,7 +464,8 @@ mod tests {
     /// Boxes of one scene: `kind` 0 uniform (random extents), 1 copies on
     /// a coarse lattice of starts (equal starts everywhere, touching
     /// faces, zero-size boxes), 2 wide boxes (up to seven cells past home
-    /// with a fine cell), 3 everything in one cell.
+    /// with a fine cell), 3 everything in one cell, 4 and 5 uniform at
+    /// huge and tiny scales.
     fn scene<S: Scalar, const D: usize>(kind: u32, n: usize, seed: u64, to: impl Fn(f64) -> S) -> Vec<Aabb<S, D>> {
         let mut r = crate::Lcg::new(seed);
         let side = (n as f64 * 2.0).powf(1.0 / D as f64).max(1.0);
@@ -471,7 +475,13 @@ mod tests {
                     0 => (core::array::from_fn(|_| r.unit() * side), core::array::from_fn(|_| r.unit() * 2.0)),
                     1 => (core::array::from_fn(|_| r.below(8) as f64), core::array::from_fn(|_| r.below(3) as f64)),
                     2 => (core::array::from_fn(|_| r.unit() * side), core::array::from_fn(|_| r.unit() * 6.0)),
-                    _ => (core::array::from_fn(|_| r.unit() * 0.1), core::array::from_fn(|_| r.unit() * 0.1)),
+                    3 => (core::array::from_fn(|_| r.unit() * 0.1), core::array::from_fn(|_| r.unit() * 0.1)),
+                    // Huge and tiny coordinates, on both sides of zero.
+                    k => {
+                        let scale = if k == 4 { 1e30 } else { 1e-30 };
+                        let lo = core::array::from_fn(|_| (r.unit() * side - side / 2.0) * scale);
+                        (lo, core::array::from_fn(|_| r.unit() * 2.0 * scale))
+                    }
                 };
                 Aabb::new(lo.map(&to), core::array::from_fn(|k| to(lo[k] + w[k]))).unwrap()
             })
@@ -482,7 +492,7 @@ mod tests {
     /// and without threads, and those pairs are brute force's; a set with
     /// an oversized box is left to the global build, untouched.
     fn check<S: Scalar, const D: usize>(to: impl Fn(f64) -> S + Copy) {
-        for kind in 0..4 {
+        for kind in 0..6 {
             for (n, seed) in [(0, 1), (1, 2), (2, 3), (17, 4), (300, 5), (3000, 6), (40_000, 7)] {
                 // The dense scenes (every box meeting dozens or all of the
                 // others) stay small.
@@ -492,7 +502,9 @@ mod tests {
                 let boxes = scene::<S, D>(kind, n, seed, to);
                 let profile = Profile::new(&boxes[..]);
                 // The cell the data asks for, and a fine one (wide boxes).
-                for cell in [None, Some(1.0)] {
+                // (A cell of 1 makes the scaled boxes oversized.)
+                let fine = if kind < 4 { Some(1.0) } else { None };
+                for cell in [None, fine] {
                     let layout = Layout::new(&profile, cell);
                     let mut ws = Workspace::<S>::new();
                     let mut want = Vec::new();
