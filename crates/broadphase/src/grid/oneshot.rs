@@ -182,6 +182,13 @@ impl Layout {
         ]
     }
 
+    /// The cells of a box's min and max on the first cross axis alone.
+    #[inline(always)]
+    pub(super) fn span_first<S: Scalar, const D: usize>(&self, b: &Aabb<S, D>) -> (u32, u32) {
+        let y = self.axes.cross[0];
+        (self.cell(0, b.min()[y].to_f64()), self.cell(0, b.max()[y].to_f64()))
+    }
+
     /// Where a box goes: its home cell (the cell of its min corner) and how
     /// many cells past it the box reaches on each cross axis, or
     /// [`OVERSIZED`] when that is more than [`MAX_SPAN`] on some axis.

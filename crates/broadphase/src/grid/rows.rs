@@ -103,13 +103,15 @@ fn cover<S: Scalar, const D: usize>(layout: &Layout, b: &Aabb<S, D>) -> Option<[
 }
 
 /// Counts, per row, the boxes of `boxes` reaching it (at `rows[y + 1]`);
-/// `false` as soon as a box is oversized.
+/// `false` as soon as a box is oversized on the first cross axis (the
+/// second is checked while bucketing).
 fn count_rows<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], layout: &Layout, rows: &mut [u32]) -> bool {
     for b in boxes {
-        let Some([(y0, y1), _]) = cover(layout, b) else {
-            return false;
-        };
+        let (y0, y1) = layout.span_first(b);
         let dy = y1 - y0;
+        if dy > MAX_SPAN {
+            return false;
+        }
         rows[y0 as usize + 1] += 1;
         if dy <= 1 {
             rows[y0 as usize + 2] += dy;
@@ -126,7 +128,9 @@ fn count_rows<S: Scalar, const D: usize>(boxes: &[Aabb<S, D>], layout: &Layout, 
 /// rows' cursors (`cursors` has one more slot than there are rows). A box
 /// reaching one row past its home (about half of them with cells twice the
 /// typical box) is written there without a branch on it: a box that does
-/// not writes its copy to `trash` instead.
+/// not writes its copy to `trash` instead. `false` as soon as a box is
+/// oversized on the second cross axis (what is written is then to be
+/// dropped).
 ///
 /// # Safety
 /// The cursors give these boxes slots of `entries` and `notes` that no
@@ -139,9 +143,11 @@ unsafe fn bucket<S: Scalar, const D: usize>(
     cursors: &mut [u32],
     trash: u32,
     recs: &Scatter<Rec<S>>,
-) {
+) -> bool {
     for (i, b) in boxes.iter().enumerate() {
-        let Some([(y0, y1), (z0, z1)]) = cover(layout, b) else { unreachable!("counted without oversized boxes") };
+        let Some([(y0, y1), (z0, z1)]) = cover(layout, b) else {
+            return false;
+        };
         let e = Entry::new(b, &layout.axes, (base + i) as u32);
         let note = z0 | ((z1 - z0) << Z_SPAN_SHIFT);
         let (y0, dy) = (y0 as usize, y1 - y0);
@@ -165,6 +171,7 @@ unsafe fn bucket<S: Scalar, const D: usize>(
             }
         }
     }
+    true
 }
 
 /// Slots of a buffer written concurrently at disjoint indices.
@@ -194,9 +201,9 @@ impl<T> Scatter<T> {
     }
 }
 
-/// Fills `side.entries` with the row buckets (`side.starts` bounding them,
-/// `side.order` holding the notes). `false`, with nothing else to rely on,
-/// when some box is oversized: the caller then takes the global build.
+/// Fills `side.recs` with the row buckets (`side.starts` bounding them).
+/// `false`, with nothing else to rely on, when some box is oversized: the
+/// caller then takes the global build.
 fn build_rows<S: Scalar, const D: usize>(
     boxes: &[Aabb<S, D>],
     layout: &Layout,
@@ -245,15 +252,13 @@ fn build_rows<S: Scalar, const D: usize>(
     #[cfg(feature = "parallel")]
     if chunks > 1 {
         use rayon::prelude::*;
-        boxes.par_chunks(chunk).zip(cursors.par_iter_mut()).enumerate().for_each(|(k, (b, cur))| {
+        return boxes.par_chunks(chunk).zip(cursors.par_iter_mut()).enumerate().all(|(k, (b, cur))| {
             // SAFETY: each chunk writes its own counted slots of each row.
             unsafe { bucket(b, k * chunk, layout, cur, total + k as u32, &recs) }
         });
-        return true;
     }
     // SAFETY: one chunk writes every slot, from the rows' starts.
-    unsafe { bucket(boxes, 0, layout, &mut cursors[0], total, &recs) };
-    true
+    unsafe { bucket(boxes, 0, layout, &mut cursors[0], total, &recs) }
 }
 
 /// Chunks of the input for the counting and bucketing passes.
