@@ -531,14 +531,26 @@ mod tests {
                 }
             }
         }
-        // One box reaching far past the cells: oversized.
-        let mut boxes = scene::<S, D>(0, 500, 9, to);
-        boxes.push(Aabb::new([to(0.0); D], [to(1e3); D]).unwrap());
-        let layout = Layout::new(&Profile::new(&boxes[..]), Some(0.5));
-        let mut ws = Workspace::<S>::new();
-        let mut got = Vec::new();
-        assert!(!complete(&boxes, &layout, false, &mut ws.sides[0], &mut ws.parts.pairs, &mut got));
-        assert!(got.is_empty());
+        // One box reaching far past the cells on every axis, or on one
+        // cross axis alone (found while counting, or while bucketing), with
+        // threads or not: oversized, nothing written to the output.
+        for n in [500, 40_000] {
+            let base = scene::<S, D>(0, n, 9, to);
+            // (Any layout serves; this one's cells do not move with the long box.)
+            let layout = Layout::new(&Profile::new(&base[..]), Some(0.5));
+            let cross = layout.axes.cross;
+            for long in [None, Some(cross[0]), Some(cross[D.min(3) - 2])] {
+                let mut boxes = base.clone();
+                let hi: [S; D] = core::array::from_fn(|k| to(if long.is_none_or(|a| a == k) { 1e3 } else { 1.0 }));
+                boxes.insert(n / 2, Aabb::new([to(0.0); D], hi).unwrap());
+                for parallel in [false, true] {
+                    let mut ws = Workspace::<S>::new();
+                    let mut got = Vec::new();
+                    assert!(!complete(&boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, &mut got));
+                    assert!(got.is_empty());
+                }
+            }
+        }
     }
 
     /// The grid's entry point takes the rows from `ROWS_MIN` boxes on (for
