@@ -74,6 +74,8 @@ pub(crate) struct Side<S> {
     pub oversized: Vec<u32>,
     /// The boxes bucketed by grid row (the grid's build by rows).
     pub recs: Vec<crate::grid::rows::Rec<S>>,
+    /// The same in 2D.
+    pub flat: Vec<crate::grid::rows::Flat<S>>,
     /// The threads' working memory for the rows.
     pub work: crate::grid::rows::WorkPool<S>,
     /// Per cell, how many cells past it its boxes reach at most on each
@@ -94,6 +96,7 @@ impl<S: Scalar> Side<S> {
             list_cursors: Vec::new(),
             oversized: Vec::new(),
             recs: Vec::new(),
+            flat: Vec::new(),
             work: Default::default(),
             far: Vec::new(),
         }
@@ -113,6 +116,7 @@ impl<S: Scalar> Side<S> {
                 * 4
             + self.far.capacity() * 2
             + self.recs.capacity() * size_of::<crate::grid::rows::Rec<S>>()
+            + self.flat.capacity() * size_of::<crate::grid::rows::Flat<S>>()
             + self.work.lock().map_or(0, |w| w.iter().map(crate::grid::rows::RowWork::bytes).sum())
     }
 }

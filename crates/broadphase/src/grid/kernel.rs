@@ -139,6 +139,15 @@ impl<S: Scalar> Soa<S> {
     where
         S: 'e,
     {
+        self.fill_values(m, |k| {
+            let (e, h) = item(k);
+            (*e, h)
+        });
+    }
+
+    /// [`Soa::fill_with`] from entries made on the fly.
+    #[inline]
+    pub(crate) fn fill_values(&mut self, m: usize, item: impl Fn(usize) -> (Entry<S>, u32)) {
         let cap = m + PAD;
         self.reserve(m, true);
         let [c0, c1, c2, c3] = &mut self.c;
