@@ -248,26 +248,27 @@ fn reset(v: &mut Vec<u32>, len: usize) {
 }
 
 /// Slots of a buffer written concurrently at disjoint indices.
-struct Scatter<T> {
+pub(super) struct Scatter<T> {
     ptr: *mut T,
     len: usize,
 }
 
-// SAFETY: a `Scatter` is only shared between the threads of one distribute
-// pass, which write disjoint indices (see `distribute`) and read none.
+// SAFETY: a `Scatter` is only shared between the threads of one pass that
+// write disjoint indices and read none (the global build's distribution,
+// see `distribute`, and the bucketing by rows, see `super::rows`).
 unsafe impl<T: Send> Send for Scatter<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T: Send> Sync for Scatter<T> {}
 
 impl<T> Scatter<T> {
-    fn new(v: &mut [T]) -> Self {
+    pub(super) fn new(v: &mut [T]) -> Self {
         Self { ptr: v.as_mut_ptr(), len: v.len() }
     }
 
     /// # Safety
     /// `i < len`, and no other thread writes or reads slot `i` meanwhile.
     #[inline(always)]
-    unsafe fn write(&self, i: usize, v: T) {
+    pub(super) unsafe fn write(&self, i: usize, v: T) {
         debug_assert!(i < self.len);
         // SAFETY: in bounds and exclusive, by the caller's contract.
         unsafe { self.ptr.add(i).write(v) }

@@ -35,6 +35,7 @@
 //! the counting pass (slower: 55-79 ms); 16-bit keys with 16-bit indices
 //! for the rows' sorts (no faster, 3D slower from equal keys).
 
+use super::build::Scatter;
 use super::kernel::{Simd, Soa, HOME_Y, HOME_Z, POSITION};
 use super::oneshot::{Layout, MAX_SPAN, OUT_SPARE};
 use crate::sort::{keyed, payload, refine_equal_keys, sort_keyed};
@@ -246,33 +247,6 @@ unsafe fn bucket<S: Scalar, const D: usize, R: Record<S>>(
         }
     }
     true
-}
-
-/// Slots of a buffer written concurrently at disjoint indices.
-struct Scatter<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-// SAFETY: a `Scatter` is only shared between the threads of one bucketing
-// pass, which write disjoint indices and read none.
-unsafe impl<T: Send> Send for Scatter<T> {}
-// SAFETY: as for `Send`.
-unsafe impl<T: Send> Sync for Scatter<T> {}
-
-impl<T> Scatter<T> {
-    fn new(v: &mut [T]) -> Self {
-        Self { ptr: v.as_mut_ptr(), len: v.len() }
-    }
-
-    /// # Safety
-    /// `i < len`, and no other thread writes or reads slot `i` meanwhile.
-    #[inline(always)]
-    unsafe fn write(&self, i: usize, v: T) {
-        debug_assert!(i < self.len);
-        // SAFETY: in bounds and exclusive, by the caller's contract.
-        unsafe { self.ptr.add(i).write(v) }
-    }
 }
 
 /// Fills `side.recs` with the row buckets (`side.starts` bounding them).
