@@ -279,6 +279,14 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
     if !fits {
         return false;
     }
+    // The records, counted wide (boxes reaching several rows count in
+    // each): every slot, trash slots included, must have a `u32` index, and
+    // a row's positions must leave the cells' lists their two flag bits;
+    // else the global build takes the set.
+    let records_total: u64 = counts.iter().flat_map(|c| c.iter()).map(|&x| x as u64).sum();
+    if records_total + chunks as u64 > POSITION as u64 {
+        return false;
+    }
     // Row starts, and each chunk's cursors: after the chunks before it.
     starts.clear();
     starts.resize(nrows + 1, 0);
