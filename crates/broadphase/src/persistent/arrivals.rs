@@ -6,7 +6,7 @@
 //! proxies already there were found by a bipartite one-shot search, which
 //! gathers, sorts and places every box of the world for the sake of the
 //! arrivals. Here only the arrivals are placed, in a grid over their
-//! bounds (one array in cell order, by a counting sort), and the world's
+//! bounds (columns in cell order, by a counting sort), and the world's
 //! boxes stream through it in slot order, each one that meets the
 //! arrivals' bounds looking up the cells its range covers. Each pair is
 //! reported once: in the cell holding the lower corner of the two boxes'
@@ -25,6 +25,8 @@
 
 use crate::{Aabb, Scalar};
 
+/// Entries tested together by a query.
+const LANES: usize = 8;
 /// At most this many cells per arrival.
 const CELLS_PER_BOX: f64 = 4.0;
 /// An arrival spanning more than this many cells on an axis is "big".
@@ -40,13 +42,19 @@ pub(crate) struct ArrivalGrid<S: Scalar, const D: usize> {
     origin: [f64; D],
     inv: [f64; D],
     dims: [usize; D],
+    /// `dims - 1` per axis: the last cell.
+    top: [f64; D],
     /// The arrivals' bounds (`None`: no arrivals).
     bounds: Option<Aabb<S, D>>,
-    /// Per cell (first axis fastest), where its entries start in
-    /// `entries`; one more at the end.
+    /// Per cell (first axis fastest), where its entries start; one more
+    /// at the end.
     starts: Vec<u32>,
-    /// The filed arrivals, by cell: index and box.
-    entries: Vec<(u32, Aabb<S, D>)>,
+    /// The filed arrivals, by cell, in columns: index, and per axis lower
+    /// and upper bound; [`LANES`] padding entries follow (boxes that meet
+    /// nothing), so that a query reads whole blocks.
+    index: Vec<u32>,
+    lo: [Vec<S>; D],
+    hi: [Vec<S>; D],
     /// The big arrivals: index and box.
     big: Vec<(u32, Aabb<S, D>)>,
 }
@@ -57,9 +65,12 @@ impl<S: Scalar, const D: usize> Default for ArrivalGrid<S, D> {
             origin: [0.0; D],
             inv: [0.0; D],
             dims: [1; D],
+            top: [0.0; D],
             bounds: None,
             starts: Vec::new(),
-            entries: Vec::new(),
+            index: Vec::new(),
+            lo: core::array::from_fn(|_| Vec::new()),
+            hi: core::array::from_fn(|_| Vec::new()),
             big: Vec::new(),
         }
     }
@@ -76,11 +87,13 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
     /// [`build`](Self::build), declining where a cell would hold more than
     /// `max_load` arrivals.
     fn build_with(&mut self, arrivals: &[Aabb<S, D>], max_load: usize) -> bool {
-        self.entries.clear();
+        self.clear_entries();
         self.big.clear();
         self.starts.clear();
         self.bounds = arrivals.iter().copied().reduce(|a, b| a.union(&b));
-        let Some(bounds) = self.bounds else { return true };
+        if self.bounds.is_none() {
+            return true;
+        }
         let n = arrivals.len();
         // The grid spans the sampled arrivals less the two most extreme on
         // each side of each axis, so that a few far outliers do not
@@ -136,6 +149,7 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
         }
         self.origin = lo;
         self.dims = dims;
+        self.top = dims.map(|d| (d - 1) as f64);
         self.inv = core::array::from_fn(|k| if dims[k] > 1 { 1.0 / cell } else { 0.0 });
         let cells: usize = dims.iter().product();
         // Count per cell, then place (a counting sort of the filings).
@@ -173,16 +187,26 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
             self.starts[c + 1] += self.starts[c];
         }
         let total = self.starts[cells] as usize;
-        self.entries.resize(total, (0, bounds));
+        // Padding: empty intervals (lower bound +inf, upper -inf).
+        self.index.resize(total + LANES, 0);
+        for k in 0..D {
+            self.lo[k].resize(total + LANES, S::INFINITY);
+            self.hi[k].resize(total + LANES, -S::INFINITY);
+        }
         let mut next: Vec<u32> = self.starts[..cells].to_vec();
         for (i, a) in arrivals.iter().enumerate() {
             let r = self.range(a);
             if (0..D).any(|k| r.1[k] - r.0[k] >= MAX_SPAN) {
                 continue;
             }
-            let entries = &mut self.entries;
+            let (index, lo, hi) = (&mut self.index, &mut self.lo, &mut self.hi);
             let mut put = |c: usize| {
-                entries[next[c] as usize] = (i as u32, *a);
+                let at = next[c] as usize;
+                index[at] = i as u32;
+                for k in 0..D {
+                    lo[k][at] = a.min()[k];
+                    hi[k][at] = a.max()[k];
+                }
                 next[c] += 1;
             };
             Self::each_of(&self.dims, &r, &mut put);
@@ -190,11 +214,16 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
         true
     }
 
+    fn clear_entries(&mut self) {
+        self.index.clear();
+        self.lo.iter_mut().chain(&mut self.hi).for_each(Vec::clear);
+    }
+
     /// Holds nothing (the grid declined).
     fn decline(&mut self) {
         self.big.clear();
         self.starts.clear();
-        self.entries.clear();
+        self.clear_entries();
         self.bounds = None;
     }
 
@@ -202,13 +231,12 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
     /// the grid.
     #[inline]
     fn cell_of(&self, k: usize, v: S) -> usize {
-        if self.dims[k] == 1 {
-            return 0;
-        }
         let x = (v.to_f64() - self.origin[k]) * self.inv[k];
-        // Finite boxes: `x` is finite or ±∞, never NaN here; the
-        // conversion of a value clamped to `[0, dims - 1]` floors it.
-        x.clamp(0.0, (self.dims[k] - 1) as f64) as usize
+        // Finite boxes: `x` is finite or ±∞, or NaN on an axis of one cell
+        // (`inv` 0) where the difference overflows; `max` takes 0 for NaN,
+        // and the conversion of a value clamped to `[0, dims - 1]` floors
+        // it (no branch: this runs six times a query).
+        x.max(0.0).min(self.top[k]) as usize
     }
 
     /// The range of cells a box covers: lower and upper corner.
@@ -263,22 +291,48 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
                 base = base * self.dims[k] + c[k];
             }
             base *= self.dims[0];
-            let mut at = self.starts[base + lo[0]] as usize;
-            for x in lo[0]..=hi[0] {
-                let end = self.starts[base + x + 1] as usize;
-                for &(i, ref a) in &self.entries[at..end] {
-                    // Reported in the cell of the lower corner of the
-                    // intersection. On each axis that is the cell of the
-                    // later start: this one where the query box starts in
-                    // it; elsewhere, where the arrival does.
-                    if a.overlaps(b)
-                        && (x == lo[0] || self.cell_of(0, a.min()[0]) == x)
-                        && (1..D).all(|k| c[k] == lo[k] || self.cell_of(k, a.min()[k]) == c[k])
-                    {
-                        f(i);
+            let mut from = self.starts[base + lo[0]] as usize;
+            let end = self.starts[base + hi[0] + 1] as usize;
+            // PERF: the row's cells tested together, `LANES` entries at a
+            // time, column by column into a mask with no branch (the
+            // compiler vectorizes it); the rule below runs for the hits
+            // alone. 1e5 arrivals into 1e6 static proxies (uniform 3D
+            // `f32`), the stream of the world through the grid: 68-74 ms
+            // with each entry (index and box) tested in turn, 52-55 ms.
+            while from < end {
+                let mut hit = [true; LANES];
+                for k in 0..D {
+                    let mins: &[S; LANES] = self.lo[k][from..from + LANES].try_into().expect("padded");
+                    let maxs: &[S; LANES] = self.hi[k][from..from + LANES].try_into().expect("padded");
+                    for j in 0..LANES {
+                        hit[j] &= (mins[j] <= b.max()[k]) & (b.min()[k] <= maxs[j]);
                     }
                 }
-                at = end;
+                let mut mask = 0u32;
+                for (j, &h) in hit.iter().enumerate() {
+                    mask |= (h as u32) << j;
+                }
+                // Lanes past the row's end hold padding, which meets
+                // nothing, or entries of later cells, which the rule below
+                // rejects: they lie past the cell a pair is reported in.
+                while mask != 0 {
+                    let at = from + mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    // Reported in the cell of the lower corner of the
+                    // intersection. On each axis that is the cell of the
+                    // later start: the query box's where it starts later,
+                    // the arrival's otherwise. Along the row, an arrival's
+                    // copies lie in its cells in order, so the one in that
+                    // cell is the first in the row's range: it ends before
+                    // the next cell starts.
+                    let x = self.cell_of(0, self.lo[0][at]).max(lo[0]);
+                    if at < self.starts[base + x + 1] as usize
+                        && (1..D).all(|k| c[k] == lo[k] || self.cell_of(k, self.lo[k][at]) == c[k])
+                    {
+                        f(self.index[at]);
+                    }
+                }
+                from += LANES;
             }
             let mut k = 1;
             loop {
@@ -298,7 +352,9 @@ impl<S: Scalar, const D: usize> ArrivalGrid<S, D> {
     /// Bytes held.
     pub fn memory(&self) -> usize {
         self.starts.capacity() * 4
-            + (self.entries.capacity() + self.big.capacity()) * core::mem::size_of::<(u32, Aabb<S, D>)>()
+            + self.index.capacity() * 4
+            + self.lo.iter().chain(&self.hi).map(|v| v.capacity() * core::mem::size_of::<S>()).sum::<usize>()
+            + self.big.capacity() * core::mem::size_of::<(u32, Aabb<S, D>)>()
     }
 }
 
