@@ -155,7 +155,18 @@ impl<S: Scalar> Record<S> for Flat<S> {
 /// the global build's arrays stay in the caches) `f32` 3D gains as well
 /// (1e6 81-84 against 71-82 ms, 4e5 28-37 against 26.3-26.8) but 2D does
 /// not (1e6 67-72 against 66-81, 4e5 23.3-24.3 against 26.5-31.5).
-pub(crate) const ROWS_MIN: usize = 1 << 18;
+///
+/// Those were the first form of the rows, taken from 2^18 boxes. Their
+/// later changes (one gather per row, the rows counted alone, 20-byte
+/// records in 2D) moved the break-even down: `Auto`, best of a warm loop,
+/// global build against rows in ms, 3D `f32` 16384 0.58 against 0.66,
+/// 3e4 1.23 against 1.15, 5e4 2.03 against 1.87-1.93, 65536 2.66-2.68
+/// against 2.46-2.49, 1e5 4.07-4.40 against 3.72-3.78, 2e5 9.6-9.8
+/// against 8.1-8.4; 2D `f32` 3e4 0.89 against 0.92, 65536 1.97-2.01
+/// against 1.86-1.89, 1e5 3.05-3.06 against 2.75-2.77; 2D `f64` 16384 0.49
+/// against 0.60, 3e4 to 5e4 equal, 65536 2.19-2.28 against 2.09-2.15, 2e5
+/// 9.1-9.5 against 8.2-8.3.
+pub(crate) const ROWS_MIN: usize = 1 << 16;
 
 /// Whether building by rows pays for `n` boxes of `S` in `D` dimensions:
 /// from [`ROWS_MIN`] boxes on, with records of 32 bytes (`f32`), or in 2D.
