@@ -430,7 +430,10 @@ fn main() {
 
     if want("threads") {
         // 6. Threads.
-        println!("\n## Threads: 1 against {} at n = {big}, uniform 3D f64\n", rayon::current_num_threads().max(2));
+        println!(
+            "\n## Threads: 1 against {} at n = {big}, uniform, f64 unless stated\n",
+            rayon::current_num_threads().max(2)
+        );
         println!("| algorithm | 1 thread | threaded | speed-up |\n|---|---|---|---|");
         let b = Scene::Uniform.generate::<3>(big, 1);
         let b2 = Scene::Uniform.generate::<2>(big, 1);
@@ -453,6 +456,18 @@ fn main() {
                 res[0].0 / res[1].0
             );
         }
+        // The grid by rows (`f32` in 3D, and 2D): the other forms of the
+        // grid's threaded build.
+        let (b32, b2_32) = (to_f32(&b), to_f32(&b2));
+        let (mut s1, mut s2) = (ours::<f32, 3>(Algorithm::Grid, false), ours::<f32, 3>(Algorithm::Grid, true));
+        let res = r.race(&mut [&mut || s1(&b32), &mut || s2(&b32)]);
+        println!("| grid (3D f32, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
+        let (mut t1, mut t2) = (ours::<f32, 2>(Algorithm::Grid, false), ours::<f32, 2>(Algorithm::Grid, true));
+        let res = r.race(&mut [&mut || t1(&b2_32), &mut || t2(&b2_32)]);
+        println!("| grid (2D f32, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
+        let (mut t1, mut t2) = (ours::<f64, 2>(Algorithm::Grid, false), ours::<f64, 2>(Algorithm::Grid, true));
+        let res = r.race(&mut [&mut || t1(&b2), &mut || t2(&b2)]);
+        println!("| grid (2D f64, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
     }
     if want("memory") {
         // 7. Memory.
