@@ -363,7 +363,7 @@ mod tests {
     use super::*;
 
     /// Every overlapping (arrival, other) pair, by testing all.
-    fn brute(arrivals: &[Aabb<f64, 3>], others: &[Aabb<f64, 3>]) -> Vec<(u32, u32)> {
+    fn brute<S: Scalar>(arrivals: &[Aabb<S, 3>], others: &[Aabb<S, 3>]) -> Vec<(u32, u32)> {
         let mut v = Vec::new();
         for (j, b) in others.iter().enumerate() {
             for (i, a) in arrivals.iter().enumerate() {
@@ -378,7 +378,7 @@ mod tests {
 
     /// The pairs through the grid, however loaded its cells (`None`: it
     /// declined for its big arrivals).
-    fn through_grid(arrivals: &[Aabb<f64, 3>], others: &[Aabb<f64, 3>]) -> Option<Vec<(u32, u32)>> {
+    fn through_grid<S: Scalar>(arrivals: &[Aabb<S, 3>], others: &[Aabb<S, 3>]) -> Option<Vec<(u32, u32)>> {
         let mut g = ArrivalGrid::default();
         if !g.build_with(arrivals, usize::MAX) {
             return None;
@@ -437,6 +437,14 @@ mod tests {
             others.push(arrivals[0]);
             let got = through_grid(&arrivals, &others).expect("few big arrivals");
             assert_eq!(got, brute(&arrivals, &others), "scene {scene}");
+            // In `f32` too (rounded to nearest: the order of coordinates
+            // holds), the scalar of the persistent broad phases' benches.
+            let f32s = |v: &[Aabb<f64, 3>]| -> Vec<Aabb<f32, 3>> {
+                v.iter().map(|b| Aabb::new(b.min().map(|x| x as f32), b.max().map(|x| x as f32)).unwrap()).collect()
+            };
+            let (a32, o32) = (f32s(&arrivals), f32s(&others));
+            let got = through_grid(&a32, &o32).expect("few big arrivals");
+            assert_eq!(got, brute(&a32, &o32), "scene {scene}, f32");
         }
     }
 
