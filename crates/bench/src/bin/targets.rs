@@ -60,6 +60,14 @@ fn ours<S: Scalar, const D: usize>(alg: Algorithm, parallel: bool) -> impl FnMut
     }
 }
 
+/// A row of the threads table: `alg` on `boxes`, one thread against the
+/// threaded variant, run interleaved.
+fn threads_row<S: Scalar, const D: usize>(r: &Runner, label: &str, alg: Algorithm, boxes: &[Aabb<S, D>]) {
+    let (mut one, mut many) = (ours::<S, D>(alg, false), ours::<S, D>(alg, true));
+    let res = r.race(&mut [&mut || one(boxes), &mut || many(boxes)]);
+    println!("| {label} | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
+}
+
 fn keys_of<S: Scalar, const D: usize>(b: &[Aabb<S, D>]) -> Vec<u64> {
     b.iter().enumerate().map(|(i, x)| ((x.min()[0].sort_key() as u64) << 32) | i as u64).collect()
 }
@@ -437,37 +445,13 @@ fn main() {
         println!("| algorithm | 1 thread | threaded | speed-up |\n|---|---|---|---|");
         let b = Scene::Uniform.generate::<3>(big, 1);
         let b2 = Scene::Uniform.generate::<2>(big, 1);
-        for alg in [Algorithm::Grid, Algorithm::SortAndSweep] {
-            let (mut s1, mut s2) = (ours::<f64, 3>(alg, false), ours::<f64, 3>(alg, true));
-            let (mut t1, mut t2) = (ours::<f64, 2>(alg, false), ours::<f64, 2>(alg, true));
-            let three = alg == Algorithm::Grid;
-            let res = {
-                if three {
-                    r.race(&mut [&mut || s1(&b), &mut || s2(&b)])
-                } else {
-                    r.race(&mut [&mut || t1(&b2), &mut || t2(&b2)])
-                }
-            };
-            println!(
-                "| {alg} ({}) | {} | {} | {:.2}x |",
-                if three { "3D" } else { "2D" },
-                ms(res[0].0),
-                ms(res[1].0),
-                res[0].0 / res[1].0
-            );
-        }
+        threads_row(&r, "grid (3D)", Algorithm::Grid, &b);
+        threads_row(&r, "sort-and-sweep (2D)", Algorithm::SortAndSweep, &b2);
         // The grid by rows (`f32` in 3D, and 2D): the other forms of the
         // grid's threaded build.
-        let (b32, b2_32) = (to_f32(&b), to_f32(&b2));
-        let (mut s1, mut s2) = (ours::<f32, 3>(Algorithm::Grid, false), ours::<f32, 3>(Algorithm::Grid, true));
-        let res = r.race(&mut [&mut || s1(&b32), &mut || s2(&b32)]);
-        println!("| grid (3D f32, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
-        let (mut t1, mut t2) = (ours::<f32, 2>(Algorithm::Grid, false), ours::<f32, 2>(Algorithm::Grid, true));
-        let res = r.race(&mut [&mut || t1(&b2_32), &mut || t2(&b2_32)]);
-        println!("| grid (2D f32, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
-        let (mut t1, mut t2) = (ours::<f64, 2>(Algorithm::Grid, false), ours::<f64, 2>(Algorithm::Grid, true));
-        let res = r.race(&mut [&mut || t1(&b2), &mut || t2(&b2)]);
-        println!("| grid (2D f64, by rows) | {} | {} | {:.2}x |", ms(res[0].0), ms(res[1].0), res[0].0 / res[1].0);
+        threads_row(&r, "grid (3D f32, by rows)", Algorithm::Grid, &to_f32(&b));
+        threads_row(&r, "grid (2D f32, by rows)", Algorithm::Grid, &to_f32(&b2));
+        threads_row(&r, "grid (2D f64, by rows)", Algorithm::Grid, &b2);
     }
     if want("memory") {
         // 7. Memory.

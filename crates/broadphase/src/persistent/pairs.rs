@@ -130,6 +130,17 @@ struct Rec {
     at: [u32; 2],
 }
 
+/// The record field of an entry: record `pos`, flagged where the exact
+/// boxes overlap.
+#[inline(always)]
+fn entry_field(pos: u32, exact: bool) -> u32 {
+    if exact {
+        pos | EXACT
+    } else {
+        pos
+    }
+}
+
 /// Records the verdict on entry `[partner, record | flag]`: an untrack, or
 /// a flag to set where it differs from the entry's.
 #[inline(always)]
@@ -241,7 +252,7 @@ impl PairCache {
     #[inline]
     fn mark(&mut self, pos: u32, on: bool) {
         let r = self.recs[pos as usize];
-        let v = if on { pos | EXACT } else { pos };
+        let v = entry_field(pos, on);
         self.adj[r.pair.a.index() as usize][r.at[0] as usize][1] = v;
         self.adj[r.pair.b.index() as usize][r.at[1] as usize][1] = v;
     }
@@ -253,9 +264,8 @@ impl PairCache {
             return false;
         }
         if on {
-            self.recs[pos as usize].exact = self.exact.len() as u32;
-            self.exact.push(self.recs[pos as usize].pair);
-            self.exact_of.push(pos);
+            let p = self.recs[pos as usize].pair;
+            self.recs[pos as usize].exact = self.push_exact(pos, p);
         } else {
             let last = self.exact.len() as u32 - 1;
             if cur != last {
@@ -317,12 +327,12 @@ impl PairCache {
         debug_assert!(self.position(p.a.index(), p.b.index()).is_none(), "pair tracked twice");
         let (sa, sb) = (p.a.index() as usize, p.b.index() as usize);
         let at = [self.adj[sa].len() as u32, self.adj[sb].len() as u32];
-        // PERF: flagged as it is written (not by `set_exact` after, which
-        // read the record back and wrote both entries again). With the
-        // prefetching in `Engine::begin_inserted`: tracking the 2.8e5
-        // pairs of 1e5 proxies streamed into 1e6 static ones (incremental
-        // SAP) 30-33 -> 27.5-29.5 ms.
-        let rec = Rec { pair: p, exact: if exact { self.exact.len() as u32 } else { NIL }, at };
+        // PERF: the entries are written flagged (not flagged after by
+        // `set_exact`, which reads the record back and writes both entries
+        // again). With the prefetching in `Engine::begin_inserted`:
+        // tracking the 2.8e5 pairs of 1e5 proxies streamed into 1e6 static
+        // ones (incremental SAP) 30-33 -> 27.5-29.5 ms.
+        let rec = Rec { pair: p, exact: NIL, at };
         let pos = if self.free != NIL {
             let pos = self.free;
             self.free = self.recs[pos as usize].at[1];
@@ -333,13 +343,21 @@ impl PairCache {
             self.recs.len() as u32 - 1
         };
         self.live += 1;
-        let v = if exact { pos | EXACT } else { pos };
+        let v = entry_field(pos, exact);
         self.adj.push(sa, [sb as u32, v]);
         self.adj.push(sb, [sa as u32, v]);
         if exact {
-            self.exact.push(p);
-            self.exact_of.push(pos);
+            self.recs[pos as usize].exact = self.push_exact(pos, p);
         }
+    }
+
+    /// Appends pair `p` of record `pos` to the exact array; returns its
+    /// place there.
+    #[inline]
+    fn push_exact(&mut self, pos: u32, p: ProxyPair) -> u32 {
+        self.exact.push(p);
+        self.exact_of.push(pos);
+        self.exact.len() as u32 - 1
     }
 
     /// Removes entry `i` of slot `s`'s array, patching the entry moved into
