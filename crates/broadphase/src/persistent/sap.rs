@@ -145,14 +145,15 @@ impl<S: Scalar> Axis<S> {
         tags[p] = t;
     }
 
-    /// Merges sorted new endpoints in one backward pass.
+    /// Merges sorted new endpoints in one pass: backwards in place where
+    /// the arrays have room, forwards into new arrays where they grow.
     fn merge(&mut self, new: &[(S, u32)]) {
         let n = self.value.len();
         let m = new.len();
         if m == 0 {
             return;
         }
-        if self.value.capacity() < n + m {
+        if self.value.capacity() < n + m || self.tag.capacity() < n + m {
             // PERF: grown by an eighth, not doubled as `Vec` would. The
             // multi-region SAP's regions are built to size; a level streamed
             // in afterwards adds a few endpoints to each, and doubling every
@@ -160,9 +161,36 @@ impl<S: Scalar> Axis<S> {
             // arrivals into 1e6 static proxies: the regions' merges 100-110
             // ms the first time, 60-70 ms once they had room; 66 ms the
             // first time with this growth).
-            let extra = m + (n + m) / 8;
-            self.value.reserve_exact(extra);
-            self.tag.reserve_exact(extra);
+            let room = n + m + (n + m) / 8;
+            // PERF: merged forwards into the new arrays, each endpoint
+            // written once, instead of copied by the reallocation first
+            // (which, for arrays on the heap, is a copy of the whole axis)
+            // and moved again by the merge. 1e5 arrivals into 1e6 static
+            // proxies, the whole insert frame, three alternated runs:
+            // incremental SAP 127-132 -> 112-115 ms, multi-region SAP
+            // 145-152 -> 130-141 ms.
+            let mut value = Vec::new();
+            let mut tag = Vec::new();
+            crate::mem::reserve(&mut value, room);
+            crate::mem::reserve(&mut tag, room);
+            // Old real endpoints are at 1..n-1, between the sentinels.
+            value.push(self.value[0]);
+            tag.push(self.tag[0]);
+            let mut i = 1;
+            for &(v, t) in new {
+                while i < n - 1 && !before(v, t, self.value[i], self.tag[i]) {
+                    value.push(self.value[i]);
+                    tag.push(self.tag[i]);
+                    i += 1;
+                }
+                value.push(v);
+                tag.push(t);
+            }
+            value.extend_from_slice(&self.value[i..]);
+            tag.extend_from_slice(&self.tag[i..]);
+            self.value = value;
+            self.tag = tag;
+            return;
         }
         self.value.resize(n + m, S::INFINITY);
         self.tag.resize(n + m, SENTINEL);
