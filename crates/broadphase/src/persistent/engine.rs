@@ -1303,7 +1303,7 @@ const SPATIAL_MIN: usize = 32;
 
 /// The low `bits` bits of `q` spread `d` apart (bit `b` to bit `b * d`).
 #[inline]
-fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
+pub(super) fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
     match d {
         1 => q,
         2 => {
