@@ -488,7 +488,7 @@ mod tests {
         // Payloads in increasing order (positions), and not (the small
         // sort's two paths).
         check_payloads(&keys, n, parallel, |i| i);
-        check_payloads(&keys, n, parallel, |i| (i * 7919) % (n as u32).max(1) ^ 1);
+        check_payloads(&keys, n, parallel, |i| ((u64::from(i) * 7919) % (n as u64).max(1)) as u32 ^ 1);
     }
 
     fn check_payloads(keys: impl Fn(&mut crate::Lcg) -> u32, n: usize, parallel: bool, pay: impl Fn(u32) -> u32) {
