@@ -190,6 +190,13 @@ fn f32_key(x: f32) -> u32 {
     }
 }
 
+/// The `f32` whose [`Scalar::sort_key`] is `k` (`+0.0` for the key of both
+/// zeros): the inverse of the `f32` key on every key of a finite value.
+#[inline]
+pub(crate) fn f32_from_key(k: u32) -> f32 {
+    f32::from_bits(if k & 0x8000_0000 != 0 { k & 0x7FFF_FFFF } else { !k })
+}
+
 impl Scalar for f32 {
     const ZERO: Self = 0.0;
     const INFINITY: Self = f32::INFINITY;
@@ -336,6 +343,22 @@ mod tests {
             f32::MAX,
         ]);
         assert_eq!((-0.0f32).sort_key(), 0.0f32.sort_key());
+    }
+
+    #[test]
+    fn f32_keys_invert() {
+        for x in [f32::MIN, -1e30, -1.0, -f32::MIN_POSITIVE, -1e-45, 0.0, 1e-45, f32::MIN_POSITIVE, 1.0, 3e38, f32::MAX]
+        {
+            assert_eq!(f32_from_key(x.sort_key()).to_bits(), x.to_bits(), "{x:?}");
+        }
+        assert_eq!(f32_from_key((-0.0f32).sort_key()).to_bits(), 0.0f32.to_bits());
+        let mut seed = crate::Lcg::new(7);
+        for _ in 0..10_000 {
+            let x = f32::from_bits(seed.bits() as u32);
+            if x.is_finite() && x != 0.0 {
+                assert_eq!(f32_from_key(x.sort_key()).to_bits(), x.to_bits(), "{x:?}");
+            }
+        }
     }
 
     #[test]

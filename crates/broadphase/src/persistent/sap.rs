@@ -216,8 +216,8 @@ impl<S: Scalar> Axis<S> {
 }
 
 /// The endpoints of `slots` on axis `k`, sorted (lower before upper at equal
-/// values), into `out`: a radix sort of the monotone keys, then an exact
-/// ordering of each run of equal keys.
+/// values), into `out`: a radix sort of the monotone keys, then, where keys
+/// are not exact (`f64`), an exact ordering of each run of equal keys.
 pub(crate) fn sorted_endpoints<S: Scalar, const D: usize>(
     store: &Store<S, D>,
     slots: &[u32],
@@ -241,6 +241,35 @@ pub(crate) fn sorted_endpoints<S: Scalar, const D: usize>(
         items.push(keyed(b.max()[k].sort_key(), s << 1 | 1));
     }
     sort_keyed(items, scratch, false);
+    if S::KEY_IS_EXACT {
+        // PERF: exact keys (`f32`): equal keys are equal values, so a run
+        // of equal keys needs only its lower endpoints put first (stably,
+        // as the refinement below leaves them), and each value is read back
+        // from its key instead of from its box, at random. 1e5 arrivals
+        // into 1e6 static proxies (uniform 3D `f32`), the three axes'
+        // sorts: 8.4-10.3 -> 4.9-5.3 ms; the whole insert, three alternated
+        // runs, incremental SAP 113-116 -> 108-110 ms, multi-region SAP
+        // 125-126 -> 120-124 ms; the index's rebuild over 1e6 proxies, its
+        // sorts 151-178 -> 72-75 ms.
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i + 1;
+            while j < items.len() && items[j] >> 32 == items[i] >> 32 {
+                j += 1;
+            }
+            if j - i > 1 {
+                items[i..j].sort_by_key(|&x| x & 1);
+            }
+            i = j;
+        }
+        out.clear();
+        out.extend(items.iter().map(|&x| {
+            let v = S::from_f64(f64::from(crate::math::f32_from_key((x >> 32) as u32)));
+            debug_assert!(v == value(payload(x)));
+            (v, payload(x))
+        }));
+        return;
+    }
     sort_runs_by(items, |tx, ty| {
         if before(value(tx), tx, value(ty), ty) {
             core::cmp::Ordering::Less
