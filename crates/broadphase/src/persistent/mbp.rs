@@ -50,6 +50,7 @@ use super::pairs::{KeyHasher, NIL};
 use super::query::Region;
 use super::sap::Sorted;
 use super::store::{State, Store};
+use crate::sort::sort_by_small_key;
 use crate::sweep::Entry;
 use crate::{Aabb, CrossPair, Scalar};
 
@@ -96,6 +97,8 @@ pub struct MbpIndex<S: Scalar, const D: usize> {
     /// Region key, slot, and what the entry asks for (`QUIET`, `CANDIDATES`
     /// or `ARRIVAL`).
     enter: Vec<(u64, u32, u8)>,
+    /// Working memory of the entries' sort.
+    enter_scratch: Vec<(u64, u32, u8)>,
     /// Per slot: marks of the removals and entries being applied.
     mark: Vec<u8>,
     group: Vec<u32>,
@@ -122,6 +125,7 @@ impl<S: Scalar, const D: usize> Default for MbpIndex<S, D> {
             big: Vec::new(),
             leave: Vec::new(),
             enter: Vec::new(),
+            enter_scratch: Vec::new(),
             mark: Vec::new(),
             group: Vec::new(),
             new: Vec::new(),
@@ -305,7 +309,17 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
 
     fn apply_enters(&mut self, store: &Store<S, D>, out: &mut Vec<(u32, u32)>) {
         let mut enter = core::mem::take(&mut self.enter);
-        enter.sort_unstable_by_key(|e| (e.0, e.1));
+        if enter.windows(2).all(|w| w[0].1 <= w[1].1) {
+            // PERF: entries made in slot order (a batch's arrivals) sorted
+            // stably by region alone come out in (region, slot) order: a
+            // radix sort of the keys, whose constant digits are skipped,
+            // instead of a comparison sort. 1e5 arrivals into 1e6 static
+            // proxies (uniform 3D `f32`), the insert frame, three alternated
+            // runs: 119-121 -> 114.5-117.5 ms.
+            sort_by_small_key(&mut enter, &mut self.enter_scratch, 21 * D as u32, |e| e.0);
+        } else {
+            enter.sort_unstable_by_key(|e| (e.0, e.1));
+        }
         let mut group = core::mem::take(&mut self.group);
         let mut i = 0;
         while i < enter.len() {
@@ -567,6 +581,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
     fn release_scratch(&mut self) {
         self.leave = Vec::new();
         self.enter = Vec::new();
+        self.enter_scratch = Vec::new();
         self.group = Vec::new();
         self.new = Vec::new();
         self.bufs = (Vec::new(), Vec::new());
@@ -584,7 +599,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
             + (self.big_pos.capacity() + self.big.capacity() + self.free_areas.capacity() + self.group.capacity()) * 4
             + self.mark.capacity()
             + self.leave.capacity() * 12
-            + self.enter.capacity() * 16
+            + (self.enter.capacity() + self.enter_scratch.capacity()) * 16
             + (self.olds.capacity() + self.news.capacity()) * size_of::<Entry<S>>()
             + (self.swept.capacity() + self.arrived.capacity()) * 8
             + self.new.capacity() * size_of::<(S, u32)>()
