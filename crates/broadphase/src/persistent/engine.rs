@@ -1303,7 +1303,7 @@ const SPATIAL_MIN: usize = 32;
 
 /// The low `bits` bits of `q` spread `d` apart (bit `b` to bit `b * d`).
 #[inline]
-pub(super) fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
+fn spread_bits(q: u32, bits: u32, d: usize) -> u32 {
     match d {
         1 => q,
         2 => {
@@ -1341,6 +1341,19 @@ fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u64>
     // (7 bits an axis in 3D: 2^21 cells, finer than the boxes up to
     // millions of them).
     let bits = (22 / D.max(1)).min(16) as u32;
+    morton_order(proxies.iter().map(|p| core::array::from_fn(|k| p.aabb.center(k))), lo, hi, bits)
+}
+
+/// The positions of `centers` (in the payloads of sort keys) sorted by the
+/// Morton codes of the centres, quantised to `bits` bits an axis over
+/// `lo..=hi`: centres outside share the edge cells, and an axis of no
+/// (finite) spread is one cell.
+pub(super) fn morton_order<const D: usize>(
+    centers: impl Iterator<Item = [f64; D]>,
+    lo: [f64; D],
+    hi: [f64; D],
+    bits: u32,
+) -> Vec<u64> {
     let top = ((1u64 << bits) - 1) as f64;
     let scale: [f64; D] = core::array::from_fn(|k| {
         let span = hi[k] - lo[k];
@@ -1350,14 +1363,14 @@ fn spatial_order<S: Scalar, const D: usize>(proxies: &[Proxy<S, D>]) -> Vec<u64>
             0.0
         }
     });
-    let mut keys: Vec<u64> = proxies
-        .iter()
+    let mut keys: Vec<u64> = centers
         .enumerate()
-        .map(|(i, p)| {
+        .map(|(i, c)| {
             let mut code = 0u32;
             for k in 0..D {
-                // Clamped to `0..=top` (`as` saturates below); 0 on a flat axis.
-                let q = ((p.aabb.center(k) - lo[k]) * scale[k]) as u32;
+                // Clamped to `0..=top` (`as` saturates below, and takes NaN
+                // to 0); 0 on a flat axis.
+                let q = ((c[k] - lo[k]) * scale[k]) as u32;
                 code |= spread_bits(q.min(top as u32), bits, D) << k;
             }
             keyed(code, i as u32)

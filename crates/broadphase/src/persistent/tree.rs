@@ -38,13 +38,13 @@
 //! tried, since most proxies of the moving tree stay still and the rebuilt
 //! part joins subtrees of every size: the trees re-insert.
 
-use super::engine::spread_bits;
+use super::engine::morton_order;
 use super::engine::{sealed::IndexImpl, Frame};
 use super::marks::Marks;
 use super::pairs::NIL;
 use super::query::{reach, Headings, Region};
 use super::store::{State, Store};
-use crate::sort::{keyed, payload, sort_keyed};
+use crate::sort::payload;
 use crate::{Aabb, BodyKind, Scalar};
 
 /// The default margin, as a fraction of the typical box extent.
@@ -322,31 +322,7 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
             }
         }
         let bits = (32 / D.max(1)).min(16) as u32;
-        let top = ((1u64 << bits) - 1) as f64;
-        let scale: [f64; D] = core::array::from_fn(|k| {
-            let span = hi[k] - lo[k];
-            if span > 0.0 && span.is_finite() {
-                top / span
-            } else {
-                0.0
-            }
-        });
-        let mut keys: Vec<u64> = centers
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let mut code = 0u32;
-                for k in 0..D {
-                    // Clamped to `0..=top` (`as` saturates below, and takes
-                    // NaN to 0); 0 on a flat axis.
-                    let q = (((c[k] - lo[k]) * scale[k]) as u32).min(top as u32);
-                    code |= spread_bits(q, bits, D) << k;
-                }
-                keyed(code, i as u32)
-            })
-            .collect();
-        let mut scratch = Vec::new();
-        sort_keyed(&mut keys, &mut scratch, false);
+        let keys = morton_order(centers.iter().copied(), lo, hi, bits);
         let codes: Vec<u32> = keys.iter().map(|&k| (k >> 32) as u32).collect();
         let mut keyed_items: Vec<([f64; D], u32)> = keys
             .iter()
