@@ -54,8 +54,10 @@ pub(crate) fn sort_keyed(items: &mut Vec<u64>, scratch: &mut Vec<u64>, parallel:
         // order), sorting the whole words is this stable sort by key, and
         // faster: an integer sort with no comparator. Random 24-bit keys,
         // 2000 arrays each, three rounds: 100 items 10.5-11.1 -> 6.5-6.6 ns
-        // an item, 256 items 11.9-12.2 -> 7.4 (a multi-region SAP sorts
-        // each region's few arrivals per axis this way).
+        // an item, 256 items 11.9-12.2 -> 7.4. The grid by rows sorts its
+        // rows this way (`Auto`, uniform 3D `f32` 1e6: 51.8-52.1 ->
+        // 44.2-45.9 ms), and a multi-region SAP each region's few arrivals
+        // per axis.
         if items.windows(2).all(|w| payload(w[0]) < payload(w[1])) {
             items.sort_unstable();
         } else {

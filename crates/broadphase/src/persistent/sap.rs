@@ -251,17 +251,7 @@ pub(crate) fn sorted_endpoints<S: Scalar, const D: usize>(
         // runs, incremental SAP 113-116 -> 108-110 ms, multi-region SAP
         // 125-126 -> 120-124 ms; the index's rebuild over 1e6 proxies, its
         // sorts 151-178 -> 72-75 ms.
-        let mut i = 0;
-        while i < items.len() {
-            let mut j = i + 1;
-            while j < items.len() && items[j] >> 32 == items[i] >> 32 {
-                j += 1;
-            }
-            if j - i > 1 {
-                items[i..j].sort_by_key(|&x| x & 1);
-            }
-            i = j;
-        }
+        sort_runs_by(items, |tx, ty| (tx & 1).cmp(&(ty & 1)));
         out.clear();
         out.extend(items.iter().map(|&x| {
             let v = S::from_f64(f64::from(crate::math::f32_from_key((x >> 32) as u32)));

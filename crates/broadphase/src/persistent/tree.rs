@@ -306,12 +306,14 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
         // PERF: the centers worked out once, carried with each item's
         // position: the splits compare plain numbers instead of two boxes'
         // centers, worked out anew for every comparison.
-        let centers: Vec<[f64; D]> = items.iter().map(|(_, b)| core::array::from_fn(|a| b.center(a))).collect();
+        let center = |b: &Aabb<S, D>| -> [f64; D] { core::array::from_fn(|a| b.center(a)) };
         if !coded {
-            let mut keyed: Vec<([f64; D], u32)> = centers.iter().enumerate().map(|(k, c)| (*c, k as u32)).collect();
+            let mut keyed: Vec<([f64; D], u32)> =
+                items.iter().enumerate().map(|(k, (_, b))| (center(b), k as u32)).collect();
             self.root = self.build_range(&mut keyed, items, NIL, leaf_of);
             return;
         }
+        let centers: Vec<[f64; D]> = items.iter().map(|(_, b)| center(b)).collect();
         // The items sorted by the Morton code of their centres (quantised
         // over the centres' bounds).
         let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
