@@ -273,6 +273,12 @@ impl<T> Scatter<T> {
         // SAFETY: in bounds and exclusive, by the caller's contract.
         unsafe { self.ptr.add(i).write(v) }
     }
+
+    /// Starts loading slot `i` (any index: a prefetch reads nothing).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, i: usize) {
+        crate::sweep::prefetch(self.ptr.wrapping_add(i));
+    }
 }
 
 /// Distributes the boxes of `keys` (a piece of the sorted order): each box's
