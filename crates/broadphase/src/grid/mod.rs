@@ -25,10 +25,10 @@
 //! cell's range of an entries array); the lists hold positions.
 //!
 //! **By rows, for large sets.** From [`rows::ROWS_MIN`] boxes on, when no
-//! box is oversized (and for `f32` boxes or in 2D, see [`rows::pays`]),
-//! the global sort is replaced by a build that never
+//! box is oversized (see [`rows::pays`]), the global sort is replaced by a
+//! build that never
 //! reads the boxes at random: the boxes are bucketed by row of cells in
-//! input order (one 32-byte record per row reached, for `f32`), and each
+//! input order (one record per row reached, 32 bytes for `f32` in 3D), and each
 //! row is sorted and split into its cells in the caches (see [`rows`]). It
 //! gives the same pairs in the same order.
 //!

@@ -537,7 +537,7 @@ pub(crate) fn complete<S: Scalar, const D: usize>(
     // Large sets without oversized boxes by rows (see `super::rows`); the
     // others by the global build, which also sweeps oversized boxes against
     // the cells.
-    if super::rows::pays::<S, D>(boxes.len())
+    if super::rows::pays(boxes.len())
         && super::rows::complete(boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, out)
     {
         return;

@@ -49,11 +49,16 @@ use crate::{par, Aabb, Pair, Scalar};
 const Z_SPAN_SHIFT: u32 = 24;
 
 /// A box's sweep entry in a row's bucket, with its note (see
-/// [`Z_SPAN_SHIFT`]): 32 bytes for `f32`.
+/// [`Z_SPAN_SHIFT`]): the fields of an [`Entry`], the note in what would
+/// be its padding for `f64`. 32 bytes for `f32`, 56 for `f64` (an entry
+/// with a note beside it would take 64).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub(crate) struct Rec<S> {
-    e: Entry<S>,
+    lo: S,
+    hi: S,
+    cross: [S; 4],
+    id: u32,
     note: u32,
 }
 
@@ -73,17 +78,17 @@ impl<S: Scalar> Record<S> for Rec<S> {
     /// read by mistake as a row it could not run the kernel's steps past
     /// its padding.
     fn empty() -> Self {
-        Self { e: Entry { hi: S::ZERO, ..Entry::sentinel() }, note: 0 }
+        Self::make(Entry { hi: S::ZERO, ..Entry::sentinel() }, 0)
     }
 
     #[inline(always)]
     fn make(e: Entry<S>, note: u32) -> Self {
-        Self { e, note }
+        Self { lo: e.lo, hi: e.hi, cross: e.cross, id: e.id, note }
     }
 
     #[inline(always)]
     fn lo(&self) -> &S {
-        &self.e.lo
+        &self.lo
     }
 
     #[inline(always)]
@@ -93,7 +98,7 @@ impl<S: Scalar> Record<S> for Rec<S> {
 
     #[inline(always)]
     fn entry(&self) -> Entry<S> {
-        self.e
+        Entry { lo: self.lo, hi: self.hi, cross: self.cross, id: self.id }
     }
 }
 
@@ -168,14 +173,21 @@ impl<S: Scalar> Record<S> for Flat<S> {
 /// 9.1-9.5 against 8.2-8.3.
 pub(crate) const ROWS_MIN: usize = 1 << 16;
 
-/// Whether building by rows pays for `n` boxes of `S` in `D` dimensions:
-/// from [`ROWS_MIN`] boxes on, with records of 32 bytes (`f32`), or in 2D.
-/// With `f64` in 3D the records take 64 bytes, and writing about 1.5 of
-/// them per box cancels the gain (1e6 uniform boxes, one thread: 71.4-71.8
-/// ms by rows against 70.7-71.2 by the global build, where 2D `f64` gains
-/// 55 -> 47 ms) and raises the peak memory from 89 to 98 bytes per box.
-pub(crate) fn pays<S: Scalar, const D: usize>(n: usize) -> bool {
-    n >= ROWS_MIN && (core::mem::size_of::<Rec<S>>() <= 32 || D == 2)
+/// Whether to build by rows: from [`ROWS_MIN`] boxes on, in 2D and 3D,
+/// `f32` and `f64`.
+///
+/// `f64` in 3D took the global build until 2026-11-27: its records then
+/// took 64 bytes, and writing about 1.5 of them per box cancelled the gain
+/// (1e6 uniform boxes, one thread: 71.4-71.8 ms by rows against 70.7-71.2
+/// by the global build) and raised the peak memory from 89 to 98 bytes per
+/// box. With the bucketing's prefetch (see [`WRITE_AHEAD`]) and records of
+/// 56 bytes (see [`Rec`]), `Auto` on uniform 3D `f64`, one thread, global
+/// build against rows in ms (three rounds): 7e4 boxes 4.1-5.7 against
+/// 3.4-3.5, 1e5 5.9-7.0 against 5.0, 2e5 13.2-13.5 against 10.8-10.9, 4e5
+/// 27.8-28.3 against 21.0-21.2, 1e6 69-75 against 52-61; peak memory at
+/// 1e6 86.0 bytes per box (89.1 by the global build).
+pub(crate) fn pays(n: usize) -> bool {
+    n >= ROWS_MIN
 }
 
 /// Rows per parallel piece of the sweep, at most: one, since a row is the
@@ -537,7 +549,7 @@ fn sweep_row<S: Scalar, R: Record<S>>(
     sorted.clear();
     sorted.extend(keys.iter().map(|&k| {
         let r = &recs[payload(k) as usize];
-        Rec { e: r.entry(), note: r.note() }
+        Rec::make(r.entry(), r.note())
     }));
     // The cells' lists: positions in `sorted` with home flags, a trash slot
     // at the end (see `place_span`).
@@ -574,7 +586,7 @@ fn sweep_row<S: Scalar, R: Record<S>>(
         start = end;
         if l.len() >= 2 {
             crate::mem::spare(out, OUT_SPARE);
-            soa.fill_with(l.len(), |j| (&sorted[(l[j] & POSITION) as usize].e, l[j] >> 30));
+            soa.fill_values(l.len(), |j| (sorted[(l[j] & POSITION) as usize].entry(), l[j] >> 30));
             rate.sweep(soa, simd, out);
         }
     }
