@@ -530,10 +530,10 @@ fn sweep_row<S: Scalar, R: Record<S>>(
     keys.extend(recs.iter().enumerate().map(|(k, r)| {
         let (z0, dz) = span(r.note());
         count_span(cells, z0, dz);
-        keyed(layout.sweep_key(*r.lo()), k as u32)
+        keyed(layout.row_key(*r.lo()), k as u32)
     }));
     sort_keyed(keys, scratch, false);
-    refine_equal_keys(keys, S::KEY_IS_EXACT, false, |k| recs[k as usize].lo());
+    refine_equal_keys(keys, layout.row_key_exact::<S>(), false, |k| recs[k as usize].lo());
     if nz == 1 {
         // One cell: every entry is at home on the second axis.
         crate::mem::spare(out, OUT_SPARE);
