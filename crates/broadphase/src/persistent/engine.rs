@@ -2,6 +2,7 @@
 //! pair rules, the pair cache, events and queries, over a spatial index that
 //! supplies candidates.
 
+use super::marks::Marks;
 use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{displacement, Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
@@ -265,6 +266,9 @@ struct OneShot<S: Scalar, const D: usize> {
     sorting: SlotSort,
     /// The index's pairs of a batch of arrivals (see `track_arrival_pairs`).
     found: Vec<(u32, u32)>,
+    /// The slots of a batch of removals, to find repeats (clear between
+    /// batches).
+    repeats: Marks,
 }
 
 /// Buffers of [`Engine::sort_slot_pairs`]: run starts per low and per high
@@ -296,6 +300,7 @@ impl<S: Scalar, const D: usize> Default for OneShot<S, D> {
             arrivals: Default::default(),
             sorting: SlotSort::default(),
             found: Vec::new(),
+            repeats: Marks::default(),
         }
     }
 }
@@ -961,13 +966,25 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     }
 
     fn remove_batch(&mut self, ids: &[ProxyId]) -> Result<(), ProxyError> {
-        let mut slots = Vec::with_capacity(ids.len());
+        // Every id is checked before any is removed: first that it is live,
+        // then that it is not given twice.
+        //
+        // PERF: the repeats by marking the slots, where a sort of the
+        // slots took a third of removing a batch of 1e5 proxies (the
+        // update included; `FRAMES_INSERT=0 frames --n 1e5 --only hash`,
+        // three alternated rounds: 7.1-7.2 -> 4.9-5.0 ms).
         for &id in ids {
-            slots.push((self.store.slot(id)?, id));
+            self.store.slot(id)?;
         }
-        slots.sort_unstable();
-        if let Some(w) = slots.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(ProxyError::Repeated { id: w[1].1 });
+        let repeats = &mut self.scratch.repeats;
+        let repeated = ids.iter().find(|id| {
+            let seen = repeats.has(id.index());
+            repeats.mark(id.index());
+            seen
+        });
+        repeats.clear();
+        if let Some(&id) = repeated {
+            return Err(ProxyError::Repeated { id });
         }
         for &id in ids {
             self.store.remove(id.index());
@@ -1205,6 +1222,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             + (sc.boxes.capacity() + sc.others.capacity()) * size_of::<Aabb<S, D>>()
             + (sc.slots.capacity() + sc.other_slots.capacity() + sc.seen.capacity()) * 4
             + sc.arrivals.memory()
+            + sc.repeats.memory()
             + self.frame.moved.capacity() * size_of::<(u32, Aabb<S, D>)>()
             + (self.order.capacity() + self.order_scratch.capacity()) * 8
             + self.frame.velocity.capacity() * size_of::<[f64; D]>()
