@@ -275,19 +275,28 @@ impl<S: Scalar, const D: usize> Store<S, D> {
 
     /// Inserts `proxies` taken in `order` (a permutation of their indices,
     /// in the payloads of sort keys) as [`insert`](Self::insert) one by one
-    /// would, and writes each one's id to `ids[i]`: new slots are appended
-    /// column by column (no free slot is reused first, so every column is
-    /// extended in one pass).
+    /// would, and writes each one's id to `ids[i]`: the first ones into the
+    /// free slots, one by one, the others into new slots appended column by
+    /// column (every column extended in one pass).
+    ///
+    /// PERF: before, a single free slot (one proxy removed since the last
+    /// batch) sent the whole batch through `insert`, six pushes a proxy: 4%
+    /// of the profile of 1e5 arrivals into 1e6 static proxies (`frames`,
+    /// whose settled world has one). Three alternated rounds: tree
+    /// 132.9-133.8 -> 128.5-133.1 ms, incremental SAP 120.4-121.2 ->
+    /// 117.7-121.1 ms.
     pub fn insert_ordered(&mut self, proxies: &[Proxy<S, D>], order: &[u64], ids: &mut [ProxyId]) {
         debug_assert_eq!(order.len(), proxies.len());
         debug_assert_eq!(ids.len(), proxies.len());
-        if !self.free.is_empty() {
-            for &k in order {
-                let i = payload(k) as usize;
-                ids[i] = self.insert(&proxies[i]);
-            }
+        let (reuse, order) = order.split_at(self.free.len().min(order.len()));
+        for &k in reuse {
+            let i = payload(k) as usize;
+            ids[i] = self.insert(&proxies[i]);
+        }
+        if order.is_empty() {
             return;
         }
+        debug_assert!(self.free.is_empty());
         let first = self.meta.len();
         let n = order.len();
         self.aabb.reserve(n);
