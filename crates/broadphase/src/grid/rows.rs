@@ -689,15 +689,21 @@ mod tests {
     /// `f32` boxes).
     #[test]
     fn large_sets_go_by_rows() {
-        let boxes = scene::<f32, 3>(0, ROWS_MIN, 11, |x| x as f32);
-        let mut ws = Workspace::<f32>::new();
-        let mut got = Vec::new();
-        super::super::oneshot::complete(&boxes, None, false, None, &mut ws, &mut got);
-        assert_eq!(ws.sides[0].recs.len(), ws.sides[0].starts.last().copied().unwrap_or(0) as usize + 1);
-        let layout = Layout::new(&Profile::new(&boxes[..]), None);
-        let mut want = Vec::new();
-        super::super::oneshot::complete_global(&boxes, &layout, false, &mut Workspace::new(), &mut want);
-        assert_eq!(got, want);
+        /// A set of `ROWS_MIN` boxes goes by rows (its records are there),
+        /// with the global build's pairs in its order.
+        fn by_rows<S: Scalar>(to: impl Fn(f64) -> S + Copy) {
+            let boxes = scene::<S, 3>(0, ROWS_MIN, 11, to);
+            let mut ws = Workspace::<S>::new();
+            let mut got = Vec::new();
+            super::super::oneshot::complete(&boxes, None, false, None, &mut ws, &mut got);
+            assert_eq!(ws.sides[0].recs.len(), ws.sides[0].starts.last().copied().unwrap_or(0) as usize + 1);
+            let layout = Layout::new(&Profile::new(&boxes[..]), None);
+            let mut want = Vec::new();
+            super::super::oneshot::complete_global(&boxes, &layout, false, &mut Workspace::new(), &mut want);
+            assert_eq!(got, want);
+        }
+        by_rows::<f32>(|x| x as f32);
+        by_rows::<f64>(|x| x);
     }
 
     #[test]
