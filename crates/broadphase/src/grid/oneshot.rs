@@ -163,10 +163,10 @@ impl Layout {
     }
 
     /// The sort key of a box starting at `x` within a row (see
-    /// `super::rows`), and whether equal keys mean equal values: the
-    /// values the sample spans spread linearly over [`ROW_KEY_BITS`] bits,
-    /// so that a row's radix sort takes two passes, equal keys to be
-    /// ordered by value; without a spread, [`Layout::sweep_key`].
+    /// `super::rows`): the values the sample spans spread linearly over
+    /// [`ROW_KEY_BITS`] bits, so that a row's radix sort takes two passes,
+    /// equal keys to be ordered by value (see [`Layout::row_key_exact`]);
+    /// without a spread, [`Layout::sweep_key`].
     ///
     /// PERF: a row of 1e6 uniform boxes holds some 2e4, whose 22-bit keys
     /// rarely tie (about 50 pairs a row), where the exact 32-bit keys of

@@ -999,11 +999,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.store.slot(id)?;
         }
         let repeats = &mut self.scratch.repeats;
-        let repeated = ids.iter().find(|id| {
-            let seen = repeats.has(id.index());
-            repeats.mark(id.index());
-            seen
-        });
+        let repeated = ids.iter().find(|id| !repeats.mark(id.index()));
         repeats.clear();
         if let Some(&id) = repeated {
             return Err(ProxyError::Repeated { id });

@@ -23,18 +23,20 @@ impl Marks {
         self.set.clear();
     }
 
-    /// Marks slot `s`.
+    /// Marks slot `s`; whether it was unmarked.
     #[inline]
-    pub fn mark(&mut self, s: u32) {
+    pub fn mark(&mut self, s: u32) -> bool {
         let w = (s / 64) as usize;
         if self.bits.len() <= w {
             self.bits.resize(w + 1, 0);
         }
         let bit = 1u64 << (s % 64);
-        if self.bits[w] & bit == 0 {
+        let fresh = self.bits[w] & bit == 0;
+        if fresh {
             self.bits[w] |= bit;
             self.set.push(s);
         }
+        fresh
     }
 
     /// Whether slot `s` is marked.
@@ -55,9 +57,10 @@ mod tests {
     #[test]
     fn marks_set_and_clear() {
         let mut m = Marks::default();
-        for s in [0u32, 63, 64, 1000, 63] {
-            m.mark(s);
+        for s in [0u32, 63, 64, 1000] {
+            assert!(m.mark(s), "{s} was unmarked");
         }
+        assert!(!m.mark(63), "63 was marked");
         assert!(m.has(0) && m.has(63) && m.has(64) && m.has(1000));
         assert!(!m.has(1) && !m.has(65) && !m.has(5000));
         m.clear();
