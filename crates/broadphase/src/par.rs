@@ -6,6 +6,25 @@
 //! concatenates the pieces in order. The single-threaded run walks the same
 //! pieces in the same order, so both produce identical output.
 
+/// The fewest items from which a threaded path whose native threshold is
+/// `native` is taken: `native`, except under Miri, which interprets the
+/// code thousands of times slower than it runs, where the threaded paths
+/// are taken from [`MIRI_THREADS_FROM`] items on, so that its checks (data
+/// races, accesses out of bounds or to uninitialised memory) reach them
+/// in tests of a few hundred boxes. Nothing else changes under Miri.
+#[cfg(feature = "parallel")]
+pub(crate) const fn threads_from(native: usize) -> usize {
+    if cfg!(miri) {
+        MIRI_THREADS_FROM
+    } else {
+        native
+    }
+}
+
+/// See [`threads_from`].
+#[cfg(feature = "parallel")]
+const MIRI_THREADS_FROM: usize = 256;
+
 /// Runs `piece(k, out)` for `k in 0..pieces`, appending to `out` in order.
 /// With threads, each piece writes into its own buffer of `parts` (kept for
 /// the next call), and the buffers are then joined.

@@ -28,10 +28,10 @@ const SMALL: usize = 256;
 /// items took 0.7-1.1 ms, the threaded one on two cores 1.1-1.9 ms here
 /// and 1.5-1.7 ms on the lent Xeon); from here on both take bytes.
 #[cfg(feature = "parallel")]
-const PAR_MIN: usize = BYTE_PASSES_MIN;
+const PAR_MIN: usize = crate::par::threads_from(BYTE_PASSES_MIN);
 /// Below this, refining equal keys with threads does not pay.
 #[cfg(feature = "parallel")]
-const REFINE_PAR_MIN: usize = 1 << 16;
+const REFINE_PAR_MIN: usize = crate::par::threads_from(1 << 16);
 
 /// Packs a key and a payload into a sortable item.
 #[inline(always)]

@@ -25,7 +25,7 @@ use crate::{Aabb, Scalar};
 
 /// Below this many boxes threads do not pay for themselves.
 #[cfg(feature = "parallel")]
-const PAR_MIN: usize = 1 << 15;
+const PAR_MIN: usize = crate::par::threads_from(1 << 15);
 
 /// Lays `boxes` out in `side` (see the module notes).
 pub(super) fn build<S: Scalar, const D: usize>(
@@ -247,22 +247,24 @@ fn reset(v: &mut Vec<u32>, len: usize) {
     v.resize(len, 0);
 }
 
-/// Slots of a buffer written concurrently at disjoint indices.
-pub(super) struct Scatter<T> {
+/// Slots of a buffer written concurrently at disjoint indices, for as long
+/// as the buffer is borrowed.
+pub(super) struct Scatter<'a, T> {
     ptr: *mut T,
     len: usize,
+    _buffer: core::marker::PhantomData<&'a mut [T]>,
 }
 
 // SAFETY: a `Scatter` is only shared between the threads of one pass that
 // write disjoint indices and read none (the global build's distribution,
 // see `distribute`, and the bucketing by rows, see `super::rows`).
-unsafe impl<T: Send> Send for Scatter<T> {}
+unsafe impl<T: Send> Send for Scatter<'_, T> {}
 // SAFETY: as for `Send`.
-unsafe impl<T: Send> Sync for Scatter<T> {}
+unsafe impl<T: Send> Sync for Scatter<'_, T> {}
 
-impl<T> Scatter<T> {
-    pub(super) fn new(v: &mut [T]) -> Self {
-        Self { ptr: v.as_mut_ptr(), len: v.len() }
+impl<'a, T> Scatter<'a, T> {
+    pub(super) fn new(v: &'a mut [T]) -> Self {
+        Self { ptr: v.as_mut_ptr(), len: v.len(), _buffer: core::marker::PhantomData }
     }
 
     /// # Safety
@@ -300,8 +302,8 @@ unsafe fn distribute_range<const WIDE: bool>(
     keys: &[u64],
     cursors: &mut [u32],
     list_cursors: &mut [u32],
-    order: &Scatter<u32>,
-    lists: &Scatter<u32>,
+    order: &Scatter<'_, u32>,
+    lists: &Scatter<'_, u32>,
 ) {
     let nz = layout.cells[1] as usize;
     // The placements are read in sorted order, that is, at random: fetch

@@ -206,7 +206,7 @@ impl<S: Scalar> Soa<S> {
             qhi: &mut self.qhi[..q],
         };
         #[cfg(feature = "parallel")]
-        let threaded = parallel && m >= 1 << 15 && rayon::current_num_threads() > 1;
+        let threaded = parallel && m >= crate::par::threads_from(1 << 15) && rayon::current_num_threads() > 1;
         #[cfg(not(feature = "parallel"))]
         let threaded = false;
         if threaded {

@@ -290,7 +290,7 @@ unsafe fn bucket<S: Scalar, const D: usize, R: Record<S>>(
     layout: &Layout,
     cursors: &mut [u32],
     trash: u32,
-    recs: &Scatter<R>,
+    recs: &Scatter<'_, R>,
 ) -> bool {
     for (i, b) in boxes.iter().enumerate() {
         let Some([(y0, y1), (z0, z1)]) = cover(layout, b) else {
@@ -379,7 +379,7 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
 /// Chunks of the input for the counting and bucketing passes.
 fn chunk_count(n: usize, parallel: bool) -> usize {
     #[cfg(feature = "parallel")]
-    if parallel && n >= 1 << 15 {
+    if parallel && n >= crate::par::threads_from(1 << 15) {
         return rayon::current_num_threads().max(1);
     }
     let _ = (n, parallel);
@@ -636,6 +636,11 @@ mod tests {
                 if (kind == 1 || kind == 3) && n > 3000 {
                     continue;
                 }
+                // Under Miri (threads from a few hundred boxes on, see
+                // `par::threads_from`), the sizes it can interpret.
+                if cfg!(miri) && n > 300 {
+                    continue;
+                }
                 let boxes = scene::<S, D>(kind, n, seed, to);
                 let profile = Profile::new(&boxes[..]);
                 // The cell the data asks for, and a fine one (wide boxes).
@@ -667,6 +672,9 @@ mod tests {
         // cross axis alone (found while counting, or while bucketing), with
         // threads or not: oversized, nothing written to the output.
         for n in [500, 40_000] {
+            if cfg!(miri) && n > 500 {
+                continue;
+            }
             let base = scene::<S, D>(0, n, 9, to);
             // (Any layout serves; this one's cells do not move with the long box.)
             let layout = Layout::new(&Profile::new(&base[..]), Some(0.5));
@@ -704,6 +712,28 @@ mod tests {
         }
         by_rows::<f32>(|x| x as f32);
         by_rows::<f64>(|x| x);
+    }
+
+    /// The threaded bucketing and sweep (under Miri from a few hundred
+    /// boxes, see `par::threads_from`; natively one chunk) give the global
+    /// build's pairs: small enough for Miri to check their unsafe writes.
+    #[test]
+    fn small_sets_by_rows_with_threads() {
+        fn run<S: Scalar, const D: usize>(to: impl Fn(f64) -> S + Copy) {
+            let boxes = scene::<S, D>(0, 400, 21, to);
+            let layout = Layout::new(&Profile::new(&boxes[..]), None);
+            let mut ws = Workspace::<S>::new();
+            let mut want = Vec::new();
+            super::super::oneshot::complete_global(&boxes, &layout, false, &mut ws, &mut want);
+            assert!(!want.is_empty());
+            for parallel in [false, true] {
+                let mut got = Vec::new();
+                assert!(complete(&boxes, &layout, parallel, &mut ws.sides[0], &mut ws.parts.pairs, &mut got));
+                assert_eq!(got, want, "parallel {parallel}");
+            }
+        }
+        run::<f32, 3>(|x| x as f32);
+        run::<f64, 2>(|x| x);
     }
 
     #[test]

@@ -26,7 +26,7 @@ fn sort_keys<S: Scalar, const D: usize>(
     let n = subset.map_or(boxes.len(), <[u32]>::len);
     keys.clear();
     #[cfg(feature = "parallel")]
-    if parallel && n >= 1 << 15 {
+    if parallel && n >= crate::par::threads_from(1 << 15) {
         use rayon::prelude::*;
         keys.par_extend((0..n).into_par_iter().map(|k| key(ids(k))));
     }
