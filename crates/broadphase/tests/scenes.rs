@@ -118,7 +118,11 @@ fn large_scenes_threaded_match() {
         (Scene::Guillotine, 40_000),
     ] {
         // Under Miri, whose threaded paths start at a few hundred boxes
-        // (see `par::threads_from`), a size it can interpret.
+        // (see `par::threads_from`), one scene at a size it can interpret
+        // (all four at 600 boxes did not finish in 30 minutes).
+        if cfg!(miri) && scene != Scene::Uniform {
+            continue;
+        }
         let n = if cfg!(miri) { 600 } else { n };
         let v = scene.generate::<3>(n, 5);
         let mut expect = textbook_sort_and_sweep(&v);
