@@ -117,15 +117,6 @@ fn large_scenes_threaded_match() {
         (Scene::Clustered, 60_000),
         (Scene::Guillotine, 40_000),
     ] {
-        // Under Miri, whose threaded paths start at a few hundred boxes
-        // (see `par::threads_from`), one scene of 600 boxes. (On the 2-vCPU
-        // VM of 2026-11-27 it still had not finished after 26 minutes, all
-        // four scenes after 30; Miri's check of the threaded writes that
-        // finishes is `grid::rows::tests::small_sets_by_rows_with_threads`.)
-        if cfg!(miri) && scene != Scene::Uniform {
-            continue;
-        }
-        let n = if cfg!(miri) { 600 } else { n };
         let v = scene.generate::<3>(n, 5);
         let mut expect = textbook_sort_and_sweep(&v);
         expect.sort_unstable();

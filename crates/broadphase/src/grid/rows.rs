@@ -636,11 +636,6 @@ mod tests {
                 if (kind == 1 || kind == 3) && n > 3000 {
                     continue;
                 }
-                // Under Miri (threads from a few hundred boxes on, see
-                // `par::threads_from`), the sizes it can interpret.
-                if cfg!(miri) && n > 300 {
-                    continue;
-                }
                 let boxes = scene::<S, D>(kind, n, seed, to);
                 let profile = Profile::new(&boxes[..]);
                 // The cell the data asks for, and a fine one (wide boxes).
@@ -672,9 +667,6 @@ mod tests {
         // cross axis alone (found while counting, or while bucketing), with
         // threads or not: oversized, nothing written to the output.
         for n in [500, 40_000] {
-            if cfg!(miri) && n > 500 {
-                continue;
-            }
             let base = scene::<S, D>(0, n, 9, to);
             // (Any layout serves; this one's cells do not move with the long box.)
             let layout = Layout::new(&Profile::new(&base[..]), Some(0.5));
