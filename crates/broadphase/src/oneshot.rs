@@ -484,3 +484,62 @@ pub fn find_bipartite_pairs<S: Scalar, const D: usize>(
 ) -> Result<Vec<CrossPair>, FindError> {
     PairFinder::new(algorithm).find_bipartite(a, b)
 }
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::*;
+
+    /// A few hundred boxes, some of them oversized for the grid (so that
+    /// its sweep of oversized boxes runs too), as `S`.
+    fn boxes<S: Scalar, const D: usize>(n: usize, seed: u64, to: impl Fn(f64) -> S) -> Vec<Aabb<S, D>> {
+        let mut r = crate::Lcg::new(seed);
+        let side = (n as f64 * 2.0).powf(1.0 / D as f64);
+        (0..n)
+            .map(|i| {
+                let lo: [f64; D] = core::array::from_fn(|_| r.unit() * side);
+                let w = if i % 97 == 5 { side / 2.0 } else { r.unit() * 2.0 };
+                Aabb::new(lo.map(&to), core::array::from_fn(|k| to(lo[k] + w))).unwrap()
+            })
+            .collect()
+    }
+
+    /// The threaded sort-and-sweep and grid (the radix sort, the exact
+    /// refinement, the grid's build, the columns' fill, the pieces' joins)
+    /// give the single-threaded output, complete and bipartite. Natively
+    /// these sets are too small for threads (the single-threaded path runs
+    /// twice); under Miri the threaded paths start at a few hundred items
+    /// (`par::threads_from`, `par::piece_count`), so this is Miri's check
+    /// of their unsafe writes.
+    #[test]
+    fn small_sets_with_threads() {
+        fn run<S: Scalar, const D: usize>(to: impl Fn(f64) -> S + Copy) {
+            let a = boxes::<S, D>(400, 3, to);
+            let b = boxes::<S, D>(300, 4, to);
+            let sorted = |mut v: Vec<Pair>| {
+                v.sort_unstable();
+                v
+            };
+            let sorted_ab = |mut v: Vec<CrossPair>| {
+                v.sort_unstable();
+                v
+            };
+            let want = sorted(find_pairs(&a, Algorithm::BruteForce).unwrap());
+            let want_ab = sorted_ab(find_bipartite_pairs(&a, &b, Algorithm::BruteForce).unwrap());
+            assert!(want.len() > a.len() / 2 && !want_ab.is_empty());
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            for alg in [Algorithm::SortAndSweep, Algorithm::Grid] {
+                let one = PairFinder::new(alg).find(&a).unwrap();
+                let one_ab = PairFinder::new(alg).find_bipartite(&a, &b).unwrap();
+                let finder = PairFinder::new(alg).parallel(true);
+                let (many, many_ab) =
+                    pool.install(|| (finder.find(&a).unwrap(), finder.find_bipartite(&a, &b).unwrap()));
+                assert_eq!(many, one, "{alg:?}");
+                assert_eq!(many_ab, one_ab, "{alg:?}");
+                assert_eq!(sorted(one), want, "{alg:?}");
+                assert_eq!(sorted_ab(one_ab), want_ab, "{alg:?}");
+            }
+        }
+        run::<f32, 3>(|x| x as f32);
+        run::<f64, 2>(|x| x);
+    }
+}

@@ -91,6 +91,13 @@ pub(crate) fn pieces_with<P: Send + Sync + Copy, T>(
 
 /// How many pieces to cut `n` units of work into: about `per` units each,
 /// at least one. Fixed by the input, never by the thread count.
+/// Under Miri, pieces hold at most [`MIRI_PIECE`] units, so that small
+/// tests cut their work into several pieces and join them with threads
+/// (the output does not depend on the number of pieces).
 pub(crate) fn piece_count(n: usize, per: usize) -> usize {
+    let per = if cfg!(miri) { per.clamp(1, MIRI_PIECE) } else { per };
     n.div_ceil(per).max(1)
 }
+
+/// See [`piece_count`].
+const MIRI_PIECE: usize = 64;

@@ -372,4 +372,291 @@ mod tests {
         );
         assert!(err(&format!("{h}1,,0,1,1\n")).contains("column min_x: empty value"));
     }
+
+    /// What a reading of a file came to: the boxes (as bit patterns) and
+    /// ids, or the line of the first problem (0: the whole input) and its
+    /// kind.
+    type Outcome = Result<(Vec<Vec<u64>>, Vec<i64>), (usize, &'static str)>;
+
+    fn outcome(r: Result<Boxes, CsvError>) -> Outcome {
+        fn bits<const D: usize>(b: &[Aabb<f64, D>]) -> Vec<Vec<u64>> {
+            b.iter().map(|b| b.min().iter().chain(b.max()).map(|v| v.to_bits()).collect()).collect()
+        }
+        match r {
+            Ok(Boxes::Two(b, ids)) => Ok((bits(&b), ids)),
+            Ok(Boxes::Three(b, ids)) => Ok((bits(&b), ids)),
+            Err(e) => Err(match e {
+                CsvError::Empty => (0, "empty"),
+                CsvError::MissingHeader { .. } | CsvError::UnknownHeader { .. } => (1, "header"),
+                CsvError::Utf8 { line } => (line, "utf8"),
+                CsvError::EmptyLine { line } => (line, "empty line"),
+                CsvError::FieldCount { line, .. } => (line, "fields"),
+                CsvError::EmptyValue { line, .. } => (line, "empty value"),
+                CsvError::BadId { line, .. } => (line, "id"),
+                CsvError::BadNumber { line, .. } => (line, "number"),
+                CsvError::Nan { line, .. } => (line, "nan"),
+                CsvError::Infinite { line, .. } => (line, "infinite"),
+                CsvError::Overflow { line, .. } => (line, "overflow"),
+                CsvError::Inverted { line, .. } => (line, "inverted"),
+                CsvError::DuplicateId { line, .. } => (line, "duplicate"),
+                CsvError::TooMany { .. } => (0, "too many"),
+            }),
+        }
+    }
+
+    /// The format read again, plainly: lines split with the standard
+    /// library, one rule after the other, and no chunks. The reference the
+    /// parser (sequential and in chunks) is compared with.
+    fn reference(input: &[u8]) -> Outcome {
+        if input.is_empty() {
+            return Err((0, "empty"));
+        }
+        // UTF-8 first, line by line ('\n' never occurs inside a character).
+        for (k, l) in input.split(|&b| b == b'\n').enumerate() {
+            if std::str::from_utf8(l).is_err() {
+                return Err((k + 1, "utf8"));
+            }
+        }
+        let text = std::str::from_utf8(input).unwrap();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if text.ends_with('\n') {
+            lines.pop();
+        }
+        let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+        let d = match lines[0] {
+            HEADER_2D => 2,
+            HEADER_3D => 3,
+            h if h.trim().is_empty() => return Err((0, "empty")),
+            _ => return Err((1, "header")),
+        };
+        let (mut boxes, mut ids) = (Vec::new(), Vec::new());
+        for (k, l) in lines.iter().enumerate().skip(1) {
+            let line = k + 1;
+            if l.is_empty() {
+                return Err((line, "empty line"));
+            }
+            let fields: Vec<&str> = l.split(',').collect();
+            let mut vals = Vec::new();
+            for (c, f) in fields.iter().take(1 + 2 * d).enumerate() {
+                if f.is_empty() {
+                    return Err((line, "empty value"));
+                }
+                if c == 0 {
+                    ids.push(f.parse::<i64>().map_err(|_| (line, "id"))?);
+                    continue;
+                }
+                let v = f.parse::<f64>().map_err(|_| (line, "number"))?;
+                if v.is_nan() {
+                    return Err((line, "nan"));
+                }
+                if v.is_infinite() {
+                    return Err((line, if f.to_lowercase().contains("inf") { "infinite" } else { "overflow" }));
+                }
+                vals.push(v);
+            }
+            if fields.len() != 1 + 2 * d {
+                return Err((line, "fields"));
+            }
+            if (0..d).any(|a| vals[a] > vals[d + a]) {
+                return Err((line, "inverted"));
+            }
+            boxes.push(vals.iter().map(|v| v.to_bits()).collect());
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (r, id) in ids.iter().enumerate() {
+            if !seen.insert(*id) {
+                return Err((r + 2, "duplicate"));
+            }
+        }
+        Ok((boxes, ids))
+    }
+
+    /// Reads `input` both ways (sequential and in chunks on threads) and
+    /// compares each with the reference.
+    fn agrees(input: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let want = reference(input);
+        let seq = outcome(parse(input, false));
+        proptest::prop_assert_eq!(&seq, &want, "sequential");
+        let par = outcome(parse(input, true));
+        proptest::prop_assert_eq!(&par, &want, "in chunks");
+        Ok(())
+    }
+
+    /// A field: numbers of every form the grammar takes, and the bad values.
+    fn field() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => (-50i64..50).prop_map(|v| v.to_string()),
+            3 => any::<f64>().prop_map(|v| format!("{v:?}")),
+            2 => any::<f64>().prop_map(|v| format!("{v:e}")),
+            1 => prop::sample::select(vec![
+                "", "-0", "+1", ".5", "5.", "1e400", "-1e400", "1e-400", "nan", "NaN", "inf", "-Infinity", "x", "1.5",
+                " 1", "0x10", "9223372036854775808", "-9223372036854775808", "1_0", "\u{e9}",
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    /// A file: a header (usually right), rows of 0-9 fields (usually the
+    /// right count), line ends `\n` or `\r\n`, maybe a final newline, maybe
+    /// a byte-order mark; then a few bytes inserted, deleted or replaced.
+    fn file() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let header = prop_oneof![
+            8 => Just(HEADER_2D.to_string()),
+            8 => Just(HEADER_3D.to_string()),
+            1 => prop::sample::select(vec!["", " ", "id,x,y", "1,0,0,1,1", "id,min_x,min_y,max_x,max_y,"])
+                .prop_map(String::from),
+        ];
+        let row = (prop::bool::weighted(0.9), 0usize..10, prop::collection::vec(field(), 9));
+        let rows = prop::collection::vec(row, 0..12);
+        let mutation = (any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b",\n\r-.e0179 \xff\xc3".to_vec()));
+        (header, rows, any::<bool>(), any::<bool>(), any::<bool>(), prop::collection::vec(mutation, 0..3)).prop_map(
+            |(header, rows, crlf, last, bom, mutations)| {
+                let d = if header == HEADER_2D { 2 } else { 3 };
+                let end = if crlf { "\r\n" } else { "\n" };
+                let mut text = String::new();
+                if bom {
+                    text.push('\u{feff}');
+                }
+                text += &header;
+                for (k, (right, width, fields)) in rows.iter().enumerate() {
+                    text += end;
+                    let width = if *right { 1 + 2 * d } else { *width };
+                    let mut f: Vec<String> = fields[..width].to_vec();
+                    if *right && k % 8 != 7 {
+                        // Mostly valid rows: finite values in order, an id
+                        // that now and then repeats an earlier one.
+                        f[0] = match k % 7 {
+                            6 => k / 2,
+                            5 => k - 1, // in order and repeated
+                            _ => k,
+                        }
+                        .to_string();
+                        for v in &mut f[1..] {
+                            if !v.parse::<f64>().is_ok_and(f64::is_finite) {
+                                *v = (k as f64 * 0.5).to_string();
+                            }
+                        }
+                        for a in 0..d {
+                            if let (Ok(x), Ok(y)) = (f[1 + a].parse::<f64>(), f[1 + d + a].parse::<f64>()) {
+                                if x > y {
+                                    f.swap(1 + a, 1 + d + a);
+                                }
+                            }
+                        }
+                    }
+                    text += &f.join(",");
+                }
+                if last {
+                    text += end;
+                }
+                let mut bytes = text.into_bytes();
+                for (at, op, b) in mutations {
+                    let i = at.index(bytes.len() + 1);
+                    match op {
+                        0 => bytes.insert(i, b),
+                        1 if i < bytes.len() => {
+                            bytes.remove(i);
+                        }
+                        _ if i < bytes.len() => bytes[i] = b,
+                        _ => {}
+                    }
+                }
+                bytes
+            },
+        )
+    }
+
+    /// 2000 cases per property unless `PROPTEST_CASES` asks for more.
+    fn cases() -> u32 {
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(cases()))]
+
+        /// Generated files, valid and not, read as the reference reads them.
+        #[test]
+        fn files_read_as_the_reference_reads_them(input in file()) {
+            agrees(&input)?;
+        }
+
+        /// Arbitrary bytes: an error or boxes, never a panic, as the
+        /// reference reads them.
+        #[test]
+        fn arbitrary_bytes_read_as_the_reference_reads_them(
+            input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            header in proptest::prelude::any::<bool>(),
+        ) {
+            let mut bytes = if header { format!("{HEADER_2D}\n").into_bytes() } else { Vec::new() };
+            bytes.extend(input);
+            agrees(&bytes)?;
+        }
+
+        /// Any finite boxes written and read back give the same bits
+        /// (signed zeros, subnormals, the largest values).
+        #[test]
+        fn boxes_round_trip(
+            vals in proptest::collection::vec(
+                (proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO,
+                 proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO),
+                0..30),
+        ) {
+            let boxes: Vec<Aabb<f64, 3>> = vals
+                .chunks_exact(3)
+                .map(|c| {
+                    let lo = core::array::from_fn(|k| if c[k].0 <= c[k].1 { c[k].0 } else { c[k].1 });
+                    let hi = core::array::from_fn(|k| if c[k].0 <= c[k].1 { c[k].1 } else { c[k].0 });
+                    Aabb::new(lo, hi).unwrap()
+                })
+                .collect();
+            let mut text = Vec::new();
+            write(&boxes, &mut text).unwrap();
+            let Ok(Boxes::Three(back, ids)) = parse(&text, false) else {
+                return Err(proptest::test_runner::TestCaseError::fail("not read back as 3D boxes"));
+            };
+            let bits = |b: &[Aabb<f64, 3>]| b.iter().map(|b| (b.min().map(f64::to_bits), b.max().map(f64::to_bits))).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(bits(&back), bits(&boxes));
+            proptest::prop_assert_eq!(ids, (0..boxes.len() as i64).collect::<Vec<_>>());
+        }
+    }
+
+    /// Large files (read in chunks on threads) with a few bytes changed
+    /// anywhere: the same outcome as the reference, errors' lines included.
+    #[test]
+    fn large_files_with_damage_read_as_the_reference_reads_them() {
+        let mut text = String::from("id,min_x,min_y,max_x,max_y\n");
+        for i in 0..70_000 {
+            text += &format!("{i},{}.25,0,{}.5,1e-3\n", i % 100, i % 100 + 1);
+        }
+        let good = text.into_bytes();
+        assert!(agrees(&good).is_ok());
+        assert!(reference(&good).is_ok());
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |m: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % m as u64) as usize
+        };
+        for case in 0..40 {
+            let mut bytes = good.clone();
+            for _ in 0..1 + case % 3 {
+                let i = next(bytes.len());
+                let b = b",\n\r-.e0179 \xff"[next(12)];
+                match next(3) {
+                    0 => bytes.insert(i, b),
+                    1 => {
+                        bytes.remove(i);
+                    }
+                    _ => bytes[i] = b,
+                }
+            }
+            if let Err(e) = agrees(&bytes) {
+                panic!("case {case}: {e}");
+            }
+        }
+    }
 }
