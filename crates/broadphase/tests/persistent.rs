@@ -309,7 +309,7 @@ impl<S: Scalar, const D: usize> Checker<S, D> {
 /// `[0, max]` against each slab.
 fn slab<S: Scalar, const D: usize>(ray: &Ray<S, D>, b: &Aabb<S, D>) -> Option<f64> {
     let mut lo = 0.0f64;
-    let mut hi = ray.max_fraction;
+    let mut hi = ray.max_fraction();
     for k in 0..D {
         let o = ray.origin()[k].to_f64();
         let d = ray.direction()[k].to_f64();

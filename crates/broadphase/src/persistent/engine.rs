@@ -1172,7 +1172,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
 
     fn cast_ray(&self, ray: &Ray<S, D>, filter: Filter, f: &mut dyn FnMut(RayHit) -> f64) {
         let st = &self.store;
-        let mut max = ray.max_fraction;
+        let mut max = ray.max_fraction();
         self.live().query(st, &ray.region(max), &mut |s| {
             let i = s as usize;
             if st.meta[i].state != State::Live || !st.filter[i].accepts(&filter) {

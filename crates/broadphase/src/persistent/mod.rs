@@ -351,7 +351,7 @@ pub trait BroadPhase<S: Scalar, const D: usize> {
             // Clip to the best so far; a hit at 0 clips to the smallest
             // positive value instead of stopping, so ties at 0 still meet
             // the smallest id.
-            best.map_or(ray.max_fraction, |b| b.fraction.max(f64::MIN_POSITIVE))
+            best.map_or(ray.max_fraction(), |b| b.fraction.max(f64::MIN_POSITIVE))
         });
         best
     }
@@ -362,7 +362,7 @@ pub trait BroadPhase<S: Scalar, const D: usize> {
         let start = out.len();
         self.cast_ray(ray, filter, &mut |hit| {
             out.push(hit);
-            ray.max_fraction
+            ray.max_fraction()
         });
         out[start..].sort_by(|x, y| x.fraction.total_cmp(&y.fraction).then(x.id.cmp(&y.id)));
     }

@@ -45,7 +45,7 @@ pub struct Ray<S: Scalar, const D: usize> {
     origin: [S; D],
     direction: [S; D],
     /// The largest `t` considered.
-    pub max_fraction: f64,
+    max_fraction: f64,
 }
 
 /// Where a ray met a proxy's box: the smallest `t` at which the ray is in the
@@ -72,7 +72,7 @@ impl<S: Scalar, const D: usize> Ray<S, D> {
     /// ```
     /// use broadphase::Ray;
     /// let r = Ray::new([0.0f32, 0.0], [1.0, 0.0], 10.0).unwrap();
-    /// assert_eq!(r.max_fraction, 10.0);
+    /// assert_eq!(r.max_fraction(), 10.0);
     /// assert!(Ray::new([0.0f32, 0.0], [0.0, 0.0], 1.0).is_err());
     /// ```
     pub fn new(origin: [S; D], direction: [S; D], max_fraction: f64) -> Result<Self, ShapeError> {
@@ -95,6 +95,12 @@ impl<S: Scalar, const D: usize> Ray<S, D> {
     /// The direction.
     pub fn direction(&self) -> &[S; D] {
         &self.direction
+    }
+
+    /// The largest fraction of the direction considered (`+∞` for a ray
+    /// without end). Set only through [`Ray::new`], which checks it.
+    pub fn max_fraction(&self) -> f64 {
+        self.max_fraction
     }
 
     /// The entry fraction into `b` if the ray meets it within `[0, max]`
