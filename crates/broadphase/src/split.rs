@@ -12,9 +12,11 @@
 //! found exactly once. A bipartite search splits both sets and searches
 //! every class of one against every class of the other.
 //!
-//! Measured on the sticks scene (f32, one thread; `broadphase bench`, see
-//! the README): 1e4 boxes 5.7 ms -> 1.2 ms, 1e5 262 ms -> 6 ms, 1e6 4.1 s
-//! -> 0.1 s.
+//! Measured on the 3D sticks scene (f32, one thread; `broadphase bench`,
+//! see the README): 1e4 boxes 5.7 ms -> 1.2 ms, 1e5 262 ms -> 6 ms, 1e6
+//! 4.1 s -> 0.1 s. Long boxes that a grid cuts anyway (shorter than an
+//! eighth of the span, as the 2D sticks scene's) are not split: see
+//! [`LONG_SPAN`].
 
 use crate::oneshot::PairFinder;
 use crate::pair::{CrossPair, Pair};
@@ -32,6 +34,14 @@ const SAMPLE: usize = 1024;
 /// the sample, and the long classes together at least [`LONG_SHARE`].
 const CLASS_SHARE: f64 = 0.1;
 const LONG_SHARE: f64 = 0.5;
+/// ... and when the long boxes, on average, reach at least this share of
+/// the sample's span along their long axis: shorter ones, however thin, a
+/// grid cuts into cells of about their length (twice the 90th-percentile
+/// extent) with few copies, and one search beats the classes' several.
+/// 2D sticks of 2.5/sqrt(n) of the world (0.8% of it at 1e5) took the grid
+/// 0.43, 3.5 and 36 ms at 1e4, 1e5 and 1e6 and the split 1.25, 12.4 and 151
+/// ms; 3D sticks reach half the world, where the grid has one cell.
+const LONG_SPAN: f64 = 0.125;
 
 /// The class of a box: its long axis, or `D` for the others (cubes, flat
 /// boxes, points).
@@ -59,19 +69,35 @@ pub(crate) fn worth_it_sets<S: Scalar, const D: usize>(sets: &[&[Aabb<S, D>]]) -
     if D < 2 || total < SPLIT_MIN {
         return false;
     }
-    // One count per long axis and one for the other boxes.
+    // One count per long axis and one for the other boxes; the long boxes'
+    // extents along their long axis, and the sample's bounds.
     let mut counts = vec![0usize; D + 1];
+    let mut length = [0.0f64; D];
+    let (mut lo, mut hi) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D]);
     let mut m = 0;
     for set in sets {
         let take = (SAMPLE * set.len()).div_ceil(total);
         for i in crate::stats::sample_indices(set.len(), take) {
-            counts[class_of(&set[i])] += 1;
+            let b = &set[i];
+            let c = class_of(b);
+            counts[c] += 1;
+            if c < D {
+                length[c] += b.extent(c);
+            }
+            for k in 0..D {
+                lo[k] = lo[k].min(b.min()[k].to_f64());
+                hi[k] = hi[k].max(b.max()[k].to_f64());
+            }
             m += 1;
         }
     }
     let share = |c: usize| counts[c] as f64 / m as f64;
     let big = (0..D).filter(|&k| share(k) >= CLASS_SHARE).count();
-    big >= 2 && (0..D).map(share).sum::<f64>() >= LONG_SHARE
+    let long: usize = counts[..D].iter().sum();
+    // Each long box's length over its axis's span, averaged (`/` first:
+    // spans near `f64::MAX` overflow a product).
+    let reach = (0..D).map(|k| length[k] / (hi[k] - lo[k])).filter(|r| r.is_finite()).sum::<f64>() / long.max(1) as f64;
+    big >= 2 && (0..D).map(share).sum::<f64>() >= LONG_SHARE && reach >= LONG_SPAN
 }
 
 /// The boxes of each class (in input order) and their indices.
