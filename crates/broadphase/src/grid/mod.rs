@@ -3,9 +3,9 @@
 //! The grid cuts the *cross* axes (all but the sweep axis) into cells of a
 //! size chosen from the data (twice the 90th percentile of the sampled
 //! extents, up to 3.5 times where boxes of that size would fill little of
-//! the bounds, as uniform boxes in 2D and 3D do); along the sweep axis the cells are unbounded and each is kept
-//! sorted, so the pairs inside a cell are found by a sweep rather than by
-//! testing all of them. In 3D a cell is a column, in 2D a strip; in 1D
+//! the bounds, as uniform boxes in 2D and 3D do); along the sweep axis the
+//! cells are unbounded and each is kept sorted, so the pairs inside a cell
+//! are found by a sweep rather than by testing all of them. In 3D a cell is a column, in 2D a strip; in 1D
 //! there is one cell and the grid is a sort-and-sweep.
 //!
 //! **Each pair is reported once: in its reference cell**, the cell holding
