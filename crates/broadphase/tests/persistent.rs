@@ -602,18 +602,24 @@ fn unit_cubes(rng: &mut Rng, n: usize, side: f64) -> Vec<Proxy<f64, 3>> {
 
 /// Both algorithms through the same seeded script of frames.
 fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mut Rng)) {
-    for bp in [
-        Box::new(BruteForce::<f64, D>::default()) as Box<dyn BroadPhase<f64, D>>,
+    let mut all = engines::<D>();
+    all.push(Box::new(BruteForce::<f64, D>::default()));
+    all.push(Box::new(HashGrid::<f64, D>::with_index(PairPolicy::default(), GridIndex::default().staggered(true))));
+    all.push(Box::new(DynamicTree::<f64, D>::with_index(PairPolicy::default(), TreeIndex::default().staggered(true))));
+    for bp in all {
+        let mut c = Checker::new(bp, PairPolicy::default());
+        script(&mut c, &mut Rng(seed));
+    }
+}
+
+/// The four indexes, with their default settings.
+fn engines<const D: usize>() -> Vec<Box<dyn BroadPhase<f64, D>>> {
+    vec![
         Box::new(IncrementalSap::<f64, D>::default()),
         Box::new(HashGrid::<f64, D>::default()),
         Box::new(DynamicTree::<f64, D>::default()),
         Box::new(MultiSap::<f64, D>::default()),
-        Box::new(HashGrid::<f64, D>::with_index(PairPolicy::default(), GridIndex::default().staggered(true))),
-        Box::new(DynamicTree::<f64, D>::with_index(PairPolicy::default(), TreeIndex::default().staggered(true))),
-    ] {
-        let mut c = Checker::new(bp, PairPolicy::default());
-        script(&mut c, &mut Rng(seed));
-    }
+    ]
 }
 
 /// Frames where every proxy moves, one after the other, reuse `Auto`'s
@@ -721,6 +727,81 @@ fn bulk_frames_reach_every_path() {
             c.queries(region, Filter::new(2, !0), None);
         }
     });
+}
+
+/// Every path of the engines in a few frames, at a size Miri runs through
+/// (it lowers the one-shot and bulk thresholds to 16, as it lowers the
+/// threaded paths' bounds; natively the sizes are sixteen times larger,
+/// past the native thresholds of 256, and the staggered indexes and the
+/// brute force run too): a bulk load, small frames whose movers leave their fat boxes, a
+/// frame where everything moves, a batch of arrivals into a settled world
+/// (near and far), a batch of departures, filter changes,
+/// `release_scratch`, and queries after each, in 3D and 2D. Under Miri
+/// each engine's progress goes to stderr (`--nocapture` shows it).
+#[test]
+fn every_path_at_a_size_miri_runs() {
+    fn run<const D: usize>(seed: u64) {
+        let n = if cfg!(miri) { 100 } else { 1600 };
+        let side = (n as f64 * 8.0 / 3.0).powf(1.0 / D as f64);
+        let spawn = |rng: &mut Rng, at: f64| {
+            let b = cube(core::array::from_fn(|_| at + rng.unit() * side), 0.5);
+            let kind = if rng.below(5) == 0 { BodyKind::Static } else { BodyKind::Dynamic };
+            Proxy::new(b).kind(kind)
+        };
+        let script = |c: &mut Checker<f64, D>, rng: &mut Rng| {
+            let load: Vec<_> = (0..n).map(|_| spawn(rng, 0.0)).collect();
+            c.insert_batch(&load);
+            c.update();
+            assert!(c.prev.len() > n / 2, "a start with pairs: {}", c.prev.len());
+            c.insert(spawn(rng, 0.0));
+            c.update();
+            for frame in 0..7 {
+                if cfg!(miri) {
+                    eprintln!("{}D {}: frame {frame}", D, c.bp.name());
+                }
+                let ids = c.ids();
+                let moving = if frame == 2 { ids.len() } else { ids.len() / 10 };
+                let moves: Vec<_> = (0..moving)
+                    .map(|_| {
+                        let id = ids[rng.below(ids.len())];
+                        let b = c.model.live[&id].aabb;
+                        (id, shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * 0.8)))
+                    })
+                    .collect();
+                c.set_aabb_batch(&moves);
+                match frame {
+                    1 => c.insert_batch(&(0..n / 5).map(|_| spawn(rng, 0.0)).collect::<Vec<_>>()),
+                    3 => c.remove_batch(&ids.iter().step_by(3).copied().collect::<Vec<_>>()),
+                    4 => {
+                        for &id in ids.iter().skip(1).step_by(7) {
+                            c.set_filter(id, Filter::new(2, !2));
+                        }
+                        c.bp.release_scratch();
+                        c.validate("release_scratch");
+                    }
+                    5 => c.insert_batch(&(0..n / 5).map(|_| spawn(rng, 10.0 * side)).collect::<Vec<_>>()),
+                    _ => {}
+                }
+                c.update();
+                let q = rng.unit() * side;
+                let region = Aabb::new([q; D], core::array::from_fn(|k| q + 1.0 + k as f64)).unwrap();
+                let mut dir = [0.5; D];
+                dir[0] = 1.0;
+                let ray = Ray::new([0.0; D], dir, f64::INFINITY).ok();
+                c.queries(region, Filter::ALL, ray);
+                c.queries(region, Filter::new(2, !0), None);
+            }
+        };
+        if cfg!(miri) {
+            for bp in engines::<D>() {
+                script(&mut Checker::new(bp, PairPolicy::default()), &mut Rng(seed));
+            }
+        } else {
+            scenario::<D>(seed, script);
+        }
+    }
+    run::<3>(21);
+    run::<2>(22);
 }
 
 #[test]

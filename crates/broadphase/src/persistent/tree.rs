@@ -55,8 +55,9 @@ pub const DEFAULT_MARGIN: f64 = 0.1;
 pub const DEFAULT_PREDICT: f64 = 8.0;
 
 /// Batches of arrivals at least this large (and half the tree's size) are
-/// placed by a top-down build instead of one insertion each.
-const BULK_MIN: usize = 256;
+/// placed by a top-down build instead of one insertion each (under Miri,
+/// 16, as the engine's `ONESHOT_MIN`).
+const BULK_MIN: usize = if cfg!(miri) { 16 } else { 256 };
 
 #[derive(Clone, Copy, Debug)]
 struct Node<S: Scalar, const D: usize> {
