@@ -395,41 +395,9 @@ fn main() {
         }
     }
     if want("scenes") {
-        // 4. Every scene at 1e5: each algorithm, Auto against the best.
-        let n = 100_000;
-        println!("\n## Every scene, 3D f64, n = {n}, single thread: Auto against the best\n");
-        println!("| scene | sort-and-sweep | grid | bvh | box-intersect | auto (chose) | auto / best |\n|---|---|---|---|---|---|---|");
-        for scene in Scene::ALL {
-            let b = scene.generate::<3>(n, 1);
-            let mut runs: Vec<Box<dyn FnMut() -> usize>> = Vec::new();
-            for alg in
-                [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect, Algorithm::Auto]
-            {
-                let mut f = ours::<f64, 3>(alg, false);
-                let bb = b.clone();
-                runs.push(Box::new(move || f(&bb)));
-            }
-            let chose = match PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm {
-                // Auto reports itself when it split the boxes by shape.
-                Algorithm::Auto => "split by shape".to_string(),
-                a => a.to_string(),
-            };
-            let mut refs: Vec<&mut dyn FnMut() -> usize> =
-                runs.iter_mut().map(|f| &mut **f as &mut dyn FnMut() -> usize).collect();
-            let rr = Runner { repeat: if quick { 1 } else { 3 } };
-            let res = rr.race(&mut refs);
-            assert!(res.windows(2).all(|w| w[0].1 == w[1].1), "{scene}: algorithms disagree");
-            let best = res[..4].iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-            println!(
-                "| {scene} | {} | {} | {} | {} | {} ({chose}) | {:.2} |",
-                ms(res[0].0),
-                ms(res[1].0),
-                ms(res[2].0),
-                ms(res[3].0),
-                ms(res[4].0),
-                res[4].0 / best
-            );
-        }
+        // 4. Every scene at 1e5, 3D and 2D: each algorithm, Auto against the best.
+        scenes_table::<3>(quick);
+        scenes_table::<2>(quick);
     }
     if want("scenes") {
         // 5. Sticks: box-intersect against sort-and-sweep.
@@ -476,5 +444,43 @@ fn main() {
             let extra32 = alloc::peak() - base;
             println!("| {name} | {:.1} (f64), {:.1} (f32) |", extra as f64 / big as f64, extra32 as f64 / big as f64);
         }
+    }
+}
+
+/// Every scene at 1e5 in `D` dimensions (`f64`, one thread): each
+/// algorithm, and `Auto` against the best of them.
+fn scenes_table<const D: usize>(quick: bool) {
+    let n = 100_000;
+    println!("\n## Every scene, {D}D f64, n = {n}, single thread: Auto against the best\n");
+    println!("| scene | sort-and-sweep | grid | bvh | box-intersect | auto (chose) | auto / best |\n|---|---|---|---|---|---|---|");
+    for scene in Scene::ALL {
+        let b = scene.generate::<D>(n, 1);
+        let mut runs: Vec<Box<dyn FnMut() -> usize>> = Vec::new();
+        for alg in [Algorithm::SortAndSweep, Algorithm::Grid, Algorithm::Bvh, Algorithm::BoxIntersect, Algorithm::Auto]
+        {
+            let mut f = ours::<f64, D>(alg, false);
+            let bb = b.clone();
+            runs.push(Box::new(move || f(&bb)));
+        }
+        let chose = match PairFinder::new(Algorithm::Auto).find_into(&b, &mut Vec::new()).unwrap().algorithm {
+            // Auto reports itself when it split the boxes by shape.
+            Algorithm::Auto => "split by shape".to_string(),
+            a => a.to_string(),
+        };
+        let mut refs: Vec<&mut dyn FnMut() -> usize> =
+            runs.iter_mut().map(|f| &mut **f as &mut dyn FnMut() -> usize).collect();
+        let rr = Runner { repeat: if quick { 1 } else { 3 } };
+        let res = rr.race(&mut refs);
+        assert!(res.windows(2).all(|w| w[0].1 == w[1].1), "{scene}: algorithms disagree");
+        let best = res[..4].iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+        println!(
+            "| {scene} | {} | {} | {} | {} | {} ({chose}) | {:.2} |",
+            ms(res[0].0),
+            ms(res[1].0),
+            ms(res[2].0),
+            ms(res[3].0),
+            ms(res[4].0),
+            res[4].0 / best
+        );
     }
 }
