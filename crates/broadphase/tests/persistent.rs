@@ -600,7 +600,8 @@ fn unit_cubes(rng: &mut Rng, n: usize, side: f64) -> Vec<Proxy<f64, 3>> {
     (0..n).map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5))).collect()
 }
 
-/// Both algorithms through the same seeded script of frames.
+/// Every broad phase (the four indexes, the brute force, and the grid and
+/// tree with staggered reaches) through the same seeded script of frames.
 fn scenario<const D: usize>(seed: u64, script: impl Fn(&mut Checker<f64, D>, &mut Rng)) {
     let mut all = engines::<D>();
     all.push(Box::new(BruteForce::<f64, D>::default()));
@@ -733,11 +734,11 @@ fn bulk_frames_reach_every_path() {
 /// (it lowers the one-shot and bulk thresholds to 16, as it lowers the
 /// threaded paths' bounds; natively the sizes are sixteen times larger,
 /// past the native thresholds of 256, and the staggered indexes and the
-/// brute force run too): a bulk load, small frames whose movers leave their fat boxes, a
-/// frame where everything moves, a batch of arrivals into a settled world
-/// (near and far), a batch of departures, filter changes,
-/// `release_scratch`, and queries after each, in 3D and 2D. Under Miri
-/// each engine's progress goes to stderr (`--nocapture` shows it).
+/// brute force run too): a bulk load, small frames whose movers leave
+/// their fat boxes, a frame where everything moves, a batch of arrivals
+/// into a settled world (near and far), a batch of departures, filter
+/// changes, `release_scratch`, and queries after each, in 3D and 2D. Under
+/// Miri each engine's progress goes to stderr (`--nocapture` shows it).
 #[test]
 fn every_path_at_a_size_miri_runs() {
     fn run<const D: usize>(seed: u64) {

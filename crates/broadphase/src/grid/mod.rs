@@ -5,8 +5,9 @@
 //! extents, up to 3.5 times where boxes of that size would fill little of
 //! the bounds, as uniform boxes in 2D and 3D do); along the sweep axis the
 //! cells are unbounded and each is kept sorted, so the pairs inside a cell
-//! are found by a sweep rather than by testing all of them. In 3D a cell is a column, in 2D a strip; in 1D
-//! there is one cell and the grid is a sort-and-sweep.
+//! are found by a sweep rather than by testing all of them. In 3D a cell
+//! is a column, in 2D a strip; in 1D there is one cell and the grid is a
+//! sort-and-sweep.
 //!
 //! **Each pair is reported once: in its reference cell**, the cell holding
 //! the min corner of the two boxes' intersection (seed 003's rule). A box
