@@ -98,7 +98,7 @@ proptest! {
 }
 
 /// Every input of the one-shot fuzz target's corpus (`fuzz/corpus`, kept
-/// minimal with `cargo fuzz cmin`), checked as the target checks it: every
+/// to a set cover of its coverage edges), checked as the target checks it: every
 /// variant, complete and bipartite, against brute force.
 #[test]
 fn fuzz_corpus_replays() {

@@ -55,31 +55,31 @@ proptest! {
 
     #[test]
     fn model_3d_f64(ops in prop::collection::vec(op(), 0..120)) {
-        run::<f64, 3>(&ops, 1.0, 0.0, PairPolicy::default());
+        run_setting(0, &ops);
     }
 
     #[test]
     fn model_2d_f32(ops in prop::collection::vec(op(), 0..120)) {
-        run::<f32, 2>(&ops, 0.25, 0.0, PairPolicy { kinematic_kinematic: true, kinematic_static: false });
+        run_setting(1, &ops);
     }
 
     #[test]
     fn model_3d_f32_far_from_origin(ops in prop::collection::vec(op(), 0..80)) {
         // Near 1e7 an f32 step is 1, so boxes collapse and touch constantly.
-        run::<f32, 3>(&ops, 1.0, -1.0e7, PairPolicy { kinematic_kinematic: true, kinematic_static: true });
+        run_setting(2, &ops);
     }
 
     #[test]
     fn model_1d_and_2d_huge_coordinates(ops in prop::collection::vec(op(), 0..80)) {
-        run::<f64, 1>(&ops, 1e29, 0.0, PairPolicy::default());
-        run::<f64, 2>(&ops, 1e-300, 1e-299, PairPolicy::default());
+        run_setting(3, &ops);
+        run_setting(4, &ops);
     }
 
     #[test]
     fn model_3d_beyond_the_f32_range(ops in prop::collection::vec(op(), 0..60)) {
         // Coordinates no f32 holds: boxes of 1e300 and unit boxes at -1e39
         // (an index that rounded its boxes to f32 would have to clamp them).
-        run::<f64, 3>(&ops, 1e300, 0.0, PairPolicy::default());
+        run_setting(5, &ops);
         run::<f64, 2>(&ops, 1.0, -1e39, PairPolicy::default());
     }
 }
@@ -88,7 +88,7 @@ proptest! {
 // The fuzzer's inputs, replayed.
 
 /// Every input of the coverage-guided fuzzer's corpus (`fuzz/corpus`, kept
-/// minimal with `cargo fuzz cmin`), run as the fuzz target runs it (first
+/// to a set cover of its coverage edges), run as the fuzz target runs it (first
 /// byte: the setting; the rest: the operations), then a few hundred random
 /// byte strings: a short run of the fuzzer's decoding on the stable
 /// toolchain. See the README's Development section for the long runs.
