@@ -50,12 +50,12 @@ impl Runner {
     ///
     /// Why: on the 2-vCPU VM this project is measured on, a threaded run
     /// that comes straight after a single-thread run of tens of
-    /// milliseconds is slowed by a few milliseconds, however much work
-    /// it does, because the second vCPU sat idle meanwhile (with a thread
-    /// spinning on that vCPU during the single-thread run, the threaded
-    /// run after it takes its usual time; see `results-2026-11-28-threads.md`).
-    /// An engine that calls the threaded search every frame sees the block
-    /// figure.
+    /// milliseconds is slowed by up to several milliseconds, because the
+    /// second vCPU sat idle meanwhile (with a thread spinning on that vCPU
+    /// during the single-thread run, the threaded run after it takes its
+    /// usual time; see `crates/bench/results-2026-11-28-threads.md` and the
+    /// example `idle_vcpu`). An engine that calls the threaded search every
+    /// frame sees the block figure.
     fn race_blocks(&self, contenders: &mut [&mut dyn FnMut() -> usize], block: usize) -> Vec<(f64, usize)> {
         let mut times = vec![Vec::new(); contenders.len()];
         let mut counts = vec![0; contenders.len()];
