@@ -25,23 +25,7 @@ impl Runner {
         for c in contenders.iter_mut() {
             c(); // warm-up: caches, workspaces, page faults
         }
-        let mut times = vec![Vec::new(); contenders.len()];
-        let mut counts = vec![0; contenders.len()];
-        for _ in 0..self.repeat {
-            for (k, c) in contenders.iter_mut().enumerate() {
-                let t = Instant::now();
-                counts[k] = c();
-                times[k].push(t.elapsed().as_secs_f64());
-            }
-        }
-        times
-            .into_iter()
-            .zip(counts)
-            .map(|(mut t, c)| {
-                t.sort_by(f64::total_cmp);
-                (t[t.len() / 2], c)
-            })
-            .collect()
+        self.rounds(contenders, 1, 0)
     }
 
     /// Medians (seconds) of each contender, run in blocks of `block`
@@ -57,14 +41,21 @@ impl Runner {
     /// example `idle_vcpu`). An engine that calls the threaded search every
     /// frame sees the block figure.
     fn race_blocks(&self, contenders: &mut [&mut dyn FnMut() -> usize], block: usize) -> Vec<(f64, usize)> {
+        self.rounds(contenders, block.max(2), 1)
+    }
+
+    /// `repeat` rounds, each running every contender `block` times in a
+    /// row, the first `skip` runs of each block not counted: medians
+    /// (seconds) and the last counts.
+    fn rounds(&self, contenders: &mut [&mut dyn FnMut() -> usize], block: usize, skip: usize) -> Vec<(f64, usize)> {
         let mut times = vec![Vec::new(); contenders.len()];
         let mut counts = vec![0; contenders.len()];
         for _ in 0..self.repeat {
             for (k, c) in contenders.iter_mut().enumerate() {
-                for b in 0..block.max(2) {
+                for b in 0..block {
                     let t = Instant::now();
                     counts[k] = c();
-                    if b > 0 {
+                    if b >= skip {
                         times[k].push(t.elapsed().as_secs_f64());
                     }
                 }
