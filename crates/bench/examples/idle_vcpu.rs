@@ -69,7 +69,9 @@ fn main() {
             }
             run(&one, &mut w1, &mut o1);
             busy.store(false, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(pause));
+            if pause > 0 {
+                std::thread::sleep(Duration::from_millis(pause));
+            }
             t.push(run(&many, &mut w2, &mut o2));
         }
         println!("threaded, {label:20}{:.2} ms", median(t));
