@@ -45,13 +45,16 @@ pub struct Workspace<S: Scalar> {
 pub(crate) struct Parts {
     pub pairs: Vec<Vec<Pair>>,
     pub cross: Vec<Vec<CrossPair>>,
+    /// A bipartite search's pairs as the kernels write them, before they
+    /// become cross pairs (the grid by rows).
+    pub flat: Vec<Pair>,
 }
 
 impl Parts {
     fn bytes(&self) -> usize {
         let pairs: usize = self.pairs.iter().map(Vec::capacity).sum();
         let cross: usize = self.cross.iter().map(Vec::capacity).sum();
-        (pairs + cross) * 8
+        (pairs + cross + self.flat.capacity()) * 8
     }
 }
 
@@ -81,6 +84,9 @@ pub(crate) struct Side<S> {
     /// Per cell, how many cells past it its boxes reach at most on each
     /// cross axis.
     pub far: Vec<[u8; 2]>,
+    /// Per row of the build by rows of a bipartite search: whether it holds
+    /// boxes of both sets.
+    pub rows_both: Vec<bool>,
 }
 
 impl<S: Scalar> Side<S> {
@@ -99,6 +105,7 @@ impl<S: Scalar> Side<S> {
             flat: Vec::new(),
             work: Default::default(),
             far: Vec::new(),
+            rows_both: Vec::new(),
         }
     }
 
@@ -115,6 +122,7 @@ impl<S: Scalar> Side<S> {
                 + self.order.capacity())
                 * 4
             + self.far.capacity() * 2
+            + self.rows_both.capacity()
             + self.recs.capacity() * size_of::<crate::grid::rows::Rec<S>>()
             + self.flat.capacity() * size_of::<crate::grid::rows::Flat<S>>()
             + self.work.lock().map_or(0, |w| w.iter().map(crate::grid::rows::RowWork::bytes).sum())

@@ -67,6 +67,13 @@ pub(crate) const HOME_Z: u32 = 1 << 30;
 pub(crate) const POSITION: u32 = HOME_Z - 1;
 /// Both home flags, as stored in [`Soa::home`].
 pub(crate) const HOME_BOTH: u32 = 3;
+/// In a bipartite search on one set of columns, the side of a row, beside
+/// its home flags: a row of the first set has [`SIDE_A`], of the second
+/// [`SIDE_B`], so that two rows' flags or'ed make [`CROSS_BOTH`] exactly
+/// when both are at home and they are of different sides.
+pub(crate) const SIDE_A: u32 = 4;
+pub(crate) const SIDE_B: u32 = 8;
+pub(crate) const CROSS_BOTH: u32 = HOME_BOTH | SIDE_A | SIDE_B;
 
 /// Padding after the boxes: the widest group.
 const PAD: usize = 16;
@@ -96,6 +103,11 @@ pub struct Soa<S> {
     /// branch on whether there are any (set by the grid from the hit rate of
     /// the cells it swept before; the others ignore it).
     pub(crate) branchless: bool,
+    /// What the home flags of two rows must make together (or'ed) for the
+    /// rows to pair: [`HOME_BOTH`], or [`CROSS_BOTH`] in a bipartite search
+    /// whose rows carry their side (see [`SIDE_A`]). Every fill resets it
+    /// to [`HOME_BOTH`].
+    pub(crate) both: u32,
 }
 
 impl<S: Scalar> Soa<S> {
@@ -112,6 +124,7 @@ impl<S: Scalar> Soa<S> {
             len: 0,
             all_home: false,
             branchless: false,
+            both: HOME_BOTH,
         }
     }
 
@@ -172,6 +185,7 @@ impl<S: Scalar> Soa<S> {
         self.pad(m);
         self.all_home = false;
         self.grid = 0;
+        self.both = HOME_BOTH;
     }
 
     /// Gathers boxes in the order of `keys` (sorted keyed items), every box
@@ -236,6 +250,7 @@ impl<S: Scalar> Soa<S> {
         }
         self.pad(m);
         self.all_home = true;
+        self.both = HOME_BOTH;
         self.grid = quant.map_or(0, Quant::kind);
     }
 
@@ -718,6 +733,7 @@ fn sweep_portable_masks<S: Scalar, const G: usize, const FLAGS: bool>(
         // `i + d < len` and `i + d + G <= len + PAD`.
         let hi: &[S; G] = b.hi[i..i + G].try_into().unwrap();
         let home: &[u32; G] = b.home[i..i + G].try_into().unwrap();
+        let both = b.both;
         // c = (min_y, min_z, -max_y, -max_z): row j meets row r on both
         // cross axes when min_j <= max_r and -max_j <= -min_r, that is
         // when (c0, c1, c2, c3) of j are at most (-c2, -c3, -c0, -c1) of r,
@@ -735,7 +751,7 @@ fn sweep_portable_masks<S: Scalar, const G: usize, const FLAGS: bool>(
             for k in 0..G {
                 let w = lo[k] <= hi[k];
                 let cross = (b0[k] <= r0[k]) & (b1[k] <= r1[k]) & (b2[k] <= r2[k]) & (b3[k] <= r3[k]);
-                let ok = w & cross & (!FLAGS || (hj[k] | home[k]) == HOME_BOTH);
+                let ok = w & cross & (!FLAGS || (hj[k] | home[k]) == both);
                 within |= u32::from(w) << k;
                 hit |= u32::from(ok) << k;
             }
@@ -820,7 +836,7 @@ fn safe_depth<S: Scalar>(lo: &[S], hi: &[S], group: core::ops::Range<usize>, len
 pub(crate) mod x86 {
     //! AVX2 and AVX-512 kernels. Each is `unsafe` only because it needs its
     //! CPU features: the caller checks them first ([`super::Simd::detect`]).
-    use super::{Soa, HOME_BOTH};
+    use super::Soa;
     use crate::Pair;
     use core::arch::x86_64::*;
     use core::ops::Range;
@@ -970,7 +986,7 @@ pub(crate) mod x86 {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let both = _mm_set1_epi32(HOME_BOTH as i32);
+        let both = _mm_set1_epi32(b.both as i32);
         let neg = _mm256_set1_pd(-0.0);
         let mut i = rows.start;
         while i < rows.end {
@@ -1086,7 +1102,7 @@ pub(crate) mod x86 {
             ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(col(2), self.q[2]));
             ok = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_LE_OQ>(col(3), self.q[3]));
             let hj = _mm_loadu_si128(b.home.as_ptr().add(j) as *const __m128i);
-            let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, self.home), _mm_set1_epi32(HOME_BOTH as i32));
+            let hok = _mm_cmpeq_epi32(_mm_or_si128(hj, self.home), _mm_set1_epi32(b.both as i32));
             let mask = _mm256_movemask_pd(ok) as u32 & _mm_movemask_ps(_mm_castsi128_ps(hok)) as u32;
             let ids = _mm_loadu_si128(b.id.as_ptr().add(j) as *const __m128i);
             (_mm256_movemask_pd(within) as u32, mask, ids)
@@ -1171,7 +1187,7 @@ pub(crate) mod x86 {
             ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(col(2), self.q[2]));
             ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_LE_OQ>(col(3), self.q[3]));
             let hj = _mm256_loadu_si256(b.home.as_ptr().add(j) as *const __m256i);
-            let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, self.home), _mm256_set1_epi32(HOME_BOTH as i32));
+            let hok = _mm256_cmpeq_epi32(_mm256_or_si256(hj, self.home), _mm256_set1_epi32(b.both as i32));
             let mask = _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_castsi256_ps(hok))) as u32;
             let ids = b.id.as_ptr().add(j) as *const __m128i;
             (_mm256_movemask_ps(within) as u32, mask, [_mm_loadu_si128(ids), _mm_loadu_si128(ids.add(1))])
@@ -1232,7 +1248,7 @@ pub(crate) mod x86 {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let both = _mm256_set1_epi32(HOME_BOTH as i32);
+        let both = _mm256_set1_epi32(b.both as i32);
         let neg = _mm256_set1_ps(-0.0);
         let mut i = rows.start;
         while i < rows.end {
@@ -1489,7 +1505,7 @@ pub(crate) mod x86 {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let both = _mm256_set1_epi32(HOME_BOTH as i32);
+        let both = _mm256_set1_epi32(b.both as i32);
         // The sign bits flipped by an integer xor: `_mm512_xor_pd` needs
         // AVX-512DQ, which this function does not enable, and would be
         // called, not inlined.
@@ -1559,7 +1575,7 @@ pub(crate) mod x86 {
         let (lo, hi, c0, c1, c2, c3) =
             (b.lo.as_ptr(), b.hi.as_ptr(), b.c[0].as_ptr(), b.c[1].as_ptr(), b.c[2].as_ptr(), b.c[3].as_ptr());
         let (idp, homep) = (b.id.as_ptr(), b.home.as_ptr());
-        let both = _mm512_set1_epi32(HOME_BOTH as i32);
+        let both = _mm512_set1_epi32(b.both as i32);
         // As in the f64 kernel: `_mm512_xor_ps` needs AVX-512DQ.
         let neg = _mm512_set1_epi32(i32::MIN);
         let flip = |x: __m512| _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), neg));
@@ -1694,16 +1710,27 @@ mod tests {
                 boxes.sort_by(|a, b| a.min()[0].partial_cmp(&b.min()[0]).unwrap());
                 let entries: Vec<Entry<S>> =
                     boxes.iter().enumerate().map(|(i, b)| Entry::new(b, &axes, i as u32)).collect();
-                // Random home flags, and every box at home as sort-and-sweep
-                // has them (the kernels' long-run path).
-                for all_home in [false, true] {
+                // Random home flags, every box at home as sort-and-sweep
+                // has them (the kernels' long-run path), and random home
+                // flags with random sides (a bipartite search).
+                for (all_home, sides) in [(false, false), (true, false), (false, true)] {
                     let homes: Vec<u32> =
                         (0..n).map(|_| if all_home { HOME_BOTH } else { (s.unit() * 4.0) as u32 }).collect();
+                    let side: Vec<u32> = (0..n).map(|_| if s.unit() < 0.5 { SIDE_A } else { SIDE_B }).collect();
                     let mut buf = Soa::new();
                     buf.fill_with(n, |k| (&entries[k], homes[k]));
                     buf.all_home = all_home;
                     let mut expect = Vec::new();
                     sweep_portable(&buf, 0..n, &mut expect);
+                    if sides {
+                        // The pairs of the home flags alone, of two sides.
+                        expect.retain(|p| side[p.a() as usize] != side[p.b() as usize]);
+                        buf.fill_with(n, |k| (&entries[k], homes[k] | side[k]));
+                        buf.both = CROSS_BOTH;
+                        let mut got = Vec::new();
+                        sweep_portable(&buf, 0..n, &mut got);
+                        assert_eq!(got, expect, "n={n} spread={spread}: the portable kernel with sides");
+                    }
                     // Both ways of emitting (the `f64` AVX2 kernel's).
                     for (simd, branchless) in Simd::all().into_iter().flat_map(|s| [(s, false), (s, true)]) {
                         buf.branchless = branchless;

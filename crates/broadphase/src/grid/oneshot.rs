@@ -688,6 +688,23 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
         return sap::bipartite(a, b, profile.sweep_axis(), parallel, ws, out);
     }
     let layout = Layout::new(profile, cell);
+    // Large sets without oversized boxes by rows, both sets at once (see
+    // `super::rows::bipartite`).
+    if a.len() + b.len() >= super::rows::BIPARTITE_ROWS_MIN
+        && a.len() + b.len() <= MAX_GRID_BOXES
+        && super::rows::bipartite(
+            a,
+            b,
+            &layout,
+            parallel,
+            &mut ws.sides[0],
+            &mut ws.parts.pairs,
+            &mut ws.parts.flat,
+            out,
+        )
+    {
+        return;
+    }
     let Workspace { keys, scratch, sides, parts, .. } = ws;
     let parts = &mut parts.cross;
     let [sa, sb] = sides;
