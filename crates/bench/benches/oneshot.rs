@@ -1,6 +1,6 @@
 //! Criterion benchmarks of one-shot pair finding: every algorithm on the
-//! shared scenes at 1e3 .. 1e6 boxes (3D, f64), single-threaded, and the
-//! peers on the reference scene. Combinations that take seconds per run
+//! shared scenes at 1e3 .. 1e6 boxes (3D, f64), single-threaded, bipartite
+//! searches on the reference scene, and the peers on it. Combinations that take seconds per run
 //! (an algorithm on the scene that defeats it, see [`too_slow`]) are left
 //! out, so that `cargo bench` finishes in reasonable time.
 //!
@@ -119,5 +119,33 @@ fn peers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, algorithms, peers);
+/// Bipartite searches on the reference scene: a tenth of the boxes
+/// against the rest (a batch of arrivals against a world), `f32`.
+fn bipartite(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bipartite/uniform");
+    group.sample_size(10).warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(2));
+    for n in SIZES {
+        let all = to_f32(&Scene::Uniform.generate::<3>(n, 1));
+        let (a, b) = all.split_at(n / 10);
+        group.throughput(Throughput::Elements(n as u64));
+        for alg in [Algorithm::Auto, Algorithm::Grid, Algorithm::SortAndSweep, Algorithm::BoxIntersect] {
+            if too_slow(Scene::Uniform, alg, n) {
+                continue;
+            }
+            let finder = PairFinder::new(alg);
+            let mut ws = Workspace::new();
+            let mut out = Vec::new();
+            group.bench_function(BenchmarkId::new(alg.name(), n), |bench| {
+                bench.iter(|| {
+                    out.clear();
+                    finder.find_bipartite_with(&mut ws, a, b, &mut out).unwrap();
+                    out.len()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, algorithms, bipartite, peers);
 criterion_main!(benches);
