@@ -97,6 +97,68 @@ proptest! {
     }
 }
 
+/// A large set (enough boxes, both sets together, for the grid's
+/// bipartite search by rows) in one regime: lattice corners with touching
+/// and zero-size boxes, quarters, or generic floats, at a density of a few
+/// partners per box; sometimes with copies of earlier boxes and one long
+/// box (which sends the grid to its global build).
+fn large_set<const D: usize>() -> impl Strategy<Value = Vec<Aabb<f64, D>>> {
+    (0usize..3, 1000usize..1600, any::<u64>(), any::<bool>()).prop_map(|(regime, n, seed, long)| {
+        let mut r = seed | 1;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            (r >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let side = (n as f64 * 2.0).powf(1.0 / D as f64);
+        let mut v: Vec<Aabb<f64, D>> = (0..n)
+            .map(|_| {
+                let iv: [(f64, f64); D] = core::array::from_fn(|_| match regime {
+                    0 => {
+                        let a = (next() * side).floor();
+                        (a, a + (next() * 3.0).floor())
+                    }
+                    1 => {
+                        let a = (next() * side * 4.0).floor() / 4.0;
+                        (a, a + (next() * 6.0).floor() / 4.0)
+                    }
+                    _ => {
+                        let a = next() * side - side / 2.0;
+                        (a, a + next() * 2.0)
+                    }
+                });
+                Aabb::new(iv.map(|x| x.0), iv.map(|x| x.1)).unwrap()
+            })
+            .collect();
+        for k in 0..(n / 50) {
+            let b = v[(k * 37) % n];
+            v.push(b);
+        }
+        if long {
+            v.push(Aabb::new([-side; D], [side * 2.0; D]).unwrap());
+        }
+        v
+    })
+}
+
+proptest! {
+    // Fewer cases: each checks every variant on about 2500 boxes.
+    #![proptest_config(ProptestConfig { cases: (cases() / 12).max(8), ..ProptestConfig::default() })]
+
+    #[test]
+    fn bipartite_large_3d(a in large_set::<3>(), b in large_set::<3>()) {
+        check_bipartite(&a, &b, "large 3d f64");
+        check_bipartite(&to_f32(&a), &to_f32(&b), "large 3d f32");
+    }
+
+    #[test]
+    fn bipartite_large_2d(a in large_set::<2>(), b in large_set::<2>()) {
+        check_bipartite(&a, &b, "large 2d f64");
+        check_bipartite(&to_f32(&a), &to_f32(&b), "large 2d f32");
+    }
+}
+
 /// Every input of the one-shot fuzz target's corpus (`fuzz/corpus`, kept
 /// to a set cover of its coverage edges), checked as the target checks it: every
 /// variant, complete and bipartite, against brute force.
