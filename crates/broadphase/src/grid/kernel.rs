@@ -254,6 +254,19 @@ impl<S: Scalar> Soa<S> {
         self.grid = quant.map_or(0, Quant::kind);
     }
 
+    /// Gives each row filled by [`Soa::fill_sorted`] (without a grid) its
+    /// side, for a bipartite search over both sets at once: rows of ids
+    /// below `first` are of the first set. The kernels then pair only rows
+    /// of two sides (see [`SIDE_A`]).
+    pub(crate) fn set_sides(&mut self, first: u32) {
+        debug_assert_eq!(self.grid, 0, "the grid kernels read no flags");
+        for (h, &id) in self.home[..self.len].iter_mut().zip(&self.id[..self.len]) {
+            *h = HOME_BOTH | if id < first { SIDE_A } else { SIDE_B };
+        }
+        self.all_home = false;
+        self.both = CROSS_BOTH;
+    }
+
     /// Makes room for `m` boxes and the padding (in the cross-axis columns
     /// too when `cross`).
     fn reserve(&mut self, m: usize, cross: bool) {
