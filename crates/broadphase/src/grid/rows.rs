@@ -537,12 +537,25 @@ pub(super) fn complete<S: Scalar, const D: usize>(
     parts: &mut Vec<Vec<Pair>>,
     out: &mut Vec<Pair>,
 ) -> bool {
+    sets_by_rows(&[boxes], layout, parallel, side, parts, out)
+}
+
+/// [`by_rows`] with the records of the dimension: 20-byte [`Flat`] ones in
+/// 2D, [`Rec`] in 3D.
+fn sets_by_rows<S: Scalar, const D: usize>(
+    sets: &[&[Aabb<S, D>]],
+    layout: &Layout,
+    parallel: bool,
+    side: &mut Side<S>,
+    parts: &mut Vec<Vec<Pair>>,
+    out: &mut Vec<Pair>,
+) -> bool {
     if D == 2 {
         let Side { starts, flat, work, rows_both, .. } = side;
-        by_rows(&[boxes], layout, parallel, starts, flat, rows_both, work, parts, out)
+        by_rows(sets, layout, parallel, starts, flat, rows_both, work, parts, out)
     } else {
         let Side { starts, recs, work, rows_both, .. } = side;
-        by_rows(&[boxes], layout, parallel, starts, recs, rows_both, work, parts, out)
+        by_rows(sets, layout, parallel, starts, recs, rows_both, work, parts, out)
     }
 }
 
@@ -562,14 +575,7 @@ pub(super) fn bipartite<S: Scalar, const D: usize>(
     out: &mut Vec<CrossPair>,
 ) -> bool {
     flat.clear();
-    let found = if D == 2 {
-        let Side { starts, flat: recs, work, rows_both, .. } = side;
-        by_rows(&[a, b], layout, parallel, starts, recs, rows_both, work, parts, flat)
-    } else {
-        let Side { starts, recs, work, rows_both, .. } = side;
-        by_rows(&[a, b], layout, parallel, starts, recs, rows_both, work, parts, flat)
-    };
-    if !found {
+    if !sets_by_rows(&[a, b], layout, parallel, side, parts, flat) {
         return false;
     }
     // The kernels write each pair as (smaller, larger) index: the box of
