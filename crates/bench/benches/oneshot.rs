@@ -1,8 +1,9 @@
 //! Criterion benchmarks of one-shot pair finding: every algorithm on the
 //! shared scenes at 1e3 .. 1e6 boxes (3D, f64), single-threaded, bipartite
-//! searches on the reference scene, and the peers on it. Combinations that take seconds per run
-//! (an algorithm on the scene that defeats it, see [`too_slow`]) are left
-//! out, so that `cargo bench` finishes in reasonable time.
+//! searches on the reference scene, and the peers on it. Combinations that
+//! take seconds per run (an algorithm on the scene that defeats it, see
+//! [`too_slow`]) are left out, so that `cargo bench` finishes in reasonable
+//! time.
 //!
 //! `cargo bench -p broadphase-bench --bench oneshot -- uniform` runs a subset.
 

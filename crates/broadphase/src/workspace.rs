@@ -45,8 +45,9 @@ pub struct Workspace<S: Scalar> {
 pub(crate) struct Parts {
     pub pairs: Vec<Vec<Pair>>,
     pub cross: Vec<Vec<CrossPair>>,
-    /// A bipartite search's pairs as the kernels write them, before they
-    /// become cross pairs (the grid by rows).
+    /// A bipartite search's pairs as the kernels write them (indices into
+    /// both sets, one after the other), before they become cross pairs (the
+    /// grid by rows, sort-and-sweep over both sets at once).
     pub flat: Vec<Pair>,
 }
 

@@ -353,16 +353,16 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
     parallel: bool,
 ) -> bool {
     let nrows = layout.cells[0] as usize;
-    // The chunks of the input: (boxes, index of the first, note bits, set).
-    let mut pieces: Vec<(&[Aabb<S, D>], usize, u32, usize)> = Vec::new();
+    // The chunks of the input, set by set.
+    let mut pieces: Vec<Piece<'_, S, D>> = Vec::new();
     let mut base = 0;
-    for (k, set) in sets.iter().enumerate() {
-        let chunks = chunk_count(set.len(), parallel);
-        let chunk = set.len().div_ceil(chunks).max(1);
-        for (j, c) in set.chunks(chunk).enumerate() {
-            pieces.push((c, base + j * chunk, if k == 1 { SECOND } else { 0 }, k));
+    for (set, boxes) in sets.iter().enumerate() {
+        let chunks = chunk_count(boxes.len(), parallel);
+        let chunk = boxes.len().div_ceil(chunks).max(1);
+        for (j, c) in boxes.chunks(chunk).enumerate() {
+            pieces.push(Piece { boxes: c, base: base + j * chunk, set });
         }
-        base += set.len();
+        base += boxes.len();
     }
     let chunks = pieces.len().max(1);
     // Per chunk of the input, its count per row.
@@ -371,12 +371,12 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
         #[cfg(feature = "parallel")]
         if parallel && chunks > 1 {
             use rayon::prelude::*;
-            pieces.par_iter().zip(counts.par_iter_mut()).all(|(p, c)| count_rows(p.0, layout, c))
+            pieces.par_iter().zip(counts.par_iter_mut()).all(|(p, c)| count_rows(p.boxes, layout, c))
         } else {
-            pieces.iter().zip(counts.iter_mut()).all(|(p, c)| count_rows(p.0, layout, c))
+            pieces.iter().zip(counts.iter_mut()).all(|(p, c)| count_rows(p.boxes, layout, c))
         }
         #[cfg(not(feature = "parallel"))]
-        pieces.iter().zip(counts.iter_mut()).all(|(p, c)| count_rows(p.0, layout, c))
+        pieces.iter().zip(counts.iter_mut()).all(|(p, c)| count_rows(p.boxes, layout, c))
     };
     if !fits {
         return false;
@@ -392,7 +392,7 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
     if sets.len() == 2 {
         both.clear();
         both.extend((0..nrows).map(|y| {
-            let has = |set| pieces.iter().zip(&counts).any(|(p, c)| p.3 == set && c[y + 1] > 0);
+            let has = |set| pieces.iter().zip(&counts).any(|(p, c)| p.set == set && c[y + 1] > 0);
             has(0) && has(1)
         }));
     }
@@ -432,21 +432,31 @@ fn build_rows<S: Scalar, const D: usize, R: Record<S>>(
         .all(|(k, (p, cur))| unsafe { bucket_piece(p, layout, cur, total + k as u32, &recs) })
 }
 
-/// [`bucket`] on a piece of `build_rows`, its note bits as a constant.
+/// A chunk of the input of `build_rows`: its boxes, the index of the
+/// first, and the set they belong to (0, or 1 for the second set of a
+/// bipartite search).
+struct Piece<'a, S: Scalar, const D: usize> {
+    boxes: &'a [Aabb<S, D>],
+    base: usize,
+    set: usize,
+}
+
+/// [`bucket`] on a piece of `build_rows`, the second set's note bit
+/// ([`SECOND`]) as a constant.
 ///
 /// # Safety
 /// As for [`bucket`].
 unsafe fn bucket_piece<S: Scalar, const D: usize, R: Record<S>>(
-    piece: &(&[Aabb<S, D>], usize, u32, usize),
+    piece: &Piece<'_, S, D>,
     layout: &Layout,
     cursors: &mut [u32],
     trash: u32,
     recs: &Scatter<'_, R>,
 ) -> bool {
-    let &(boxes, base, note, _) = piece;
+    let Piece { boxes, base, set } = *piece;
     // SAFETY: passed on.
     unsafe {
-        if note == 0 {
+        if set == 0 {
             bucket::<S, D, R, 0>(boxes, base, layout, cursors, trash, recs)
         } else {
             bucket::<S, D, R, SECOND>(boxes, base, layout, cursors, trash, recs)

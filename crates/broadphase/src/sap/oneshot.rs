@@ -219,7 +219,8 @@ pub(crate) fn bipartite<S: Scalar, const D: usize>(
         // Both sets in one set of columns, swept as one: on a grid (long
         // runs) every pair is tested again anyway, and those within a set
         // are dropped then; without one each row carries its side, and the
-        // kernels pair rows of two sides (see `grid::kernel::SIDE_A`).
+        // kernels pair rows of two sides (see `grid::kernel::SIDE_A`). The
+        // sort and the fill read one slice: both sets are copied into it.
         let union: Vec<Aabb<S, D>> = a.iter().chain(b).copied().collect();
         let first = a.len() as u32;
         let Workspace { keys, scratch, soa, parts, .. } = ws;
