@@ -51,6 +51,7 @@ fn run_frames<S: broadphase::Scalar, const D: usize>(
         Motion::Steady { fraction: 0.1, speed: 0.3 },
         Motion::Jitter { fraction: 1.0, speed: 0.2 },
         Motion::Rain { fraction: 0.5, speed: 0.6 },
+        Motion::Pulse { fraction: 0.4, calm: 0.1, period: 3, speed: 0.3 },
     ];
     for motion in motions {
         let mut mover = Mover::new(boxes.clone(), motion, 3);

@@ -616,6 +616,78 @@ fn proxies_at_rest_track_only_their_pairs() {
     check(DynamicTree::<f64, 3>::default());
 }
 
+/// Rent or buy between one-shot and incremental frames: after a load the
+/// first calm frame (too few changes for a one-shot frame) rebuilds the
+/// index and tracks the pairs; after a bounce (a busy frame soon after
+/// such a rebuild) calm frames stay one-shot (no tracked pairs) for three
+/// frames, then six after a second bounce; an incremental phase that
+/// lasts ends the renting. Every frame's pairs and events are brute
+/// force's.
+#[test]
+fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
+    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(mut bp: broadphase::persistent::Engine<f64, 3, I>) {
+        let mut rng = Rng(31);
+        let mut boxes: Vec<_> =
+            (0..2000).map(|_| cube([rng.unit() * 16.0, rng.unit() * 16.0, rng.unit() * 16.0], 0.5)).collect();
+        let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+        let (mut ids, mut events) = (Vec::new(), Vec::new());
+        let mut reference = BruteForce::<f64, 3>::default();
+        let mut ref_ids = Vec::new();
+        let mut ref_events = Vec::new();
+        bp.insert_batch(&ps, &mut ids).unwrap();
+        reference.insert_batch(&ps, &mut ref_ids).unwrap();
+        let mut frame = |bp: &mut broadphase::persistent::Engine<f64, 3, I>, moved: usize, rng: &mut Rng| {
+            let mut batch = Vec::new();
+            let mut ref_batch = Vec::new();
+            for _ in 0..moved {
+                let i = rng.below(boxes.len());
+                boxes[i] = shifted(&boxes[i], [rng.unit() * 0.2 - 0.1, 0.05, 0.0]);
+                batch.push((ids[i], boxes[i]));
+                ref_batch.push((ref_ids[i], boxes[i]));
+            }
+            bp.set_aabb_batch(&batch).unwrap();
+            reference.set_aabb_batch(&ref_batch).unwrap();
+            events.clear();
+            ref_events.clear();
+            bp.update(&mut events);
+            reference.update(&mut ref_events);
+            let mut got: Vec<_> = bp.pairs().to_vec();
+            let mut want: Vec<_> = reference.pairs().to_vec();
+            got.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(got, want, "{}", bp.name());
+            assert_eq!(events, ref_events, "{}", bp.name());
+            bp.validate().unwrap();
+            bp.tracked_pairs()
+        };
+        let (calm, busy) = (10, 600);
+        // The load: one-shot; the first calm frame goes incremental.
+        assert_eq!(frame(&mut bp, 0, &mut rng), 0);
+        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        // A bounce: three calm frames one-shot, the fourth incremental.
+        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
+        for k in 0..3 {
+            assert_eq!(frame(&mut bp, calm, &mut rng), 0, "calm frame {k} after one bounce");
+        }
+        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        // A second bounce: six.
+        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
+        for k in 0..6 {
+            assert_eq!(frame(&mut bp, calm, &mut rng), 0, "calm frame {k} after two bounces");
+        }
+        // An incremental phase that lasts, then a busy frame: no renting.
+        for _ in 0..6 {
+            assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        }
+        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
+        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+    }
+    check(HashGrid::<f64, 3>::default());
+    check(DynamicTree::<f64, 3>::default());
+    check(IncrementalSap::<f64, 3>::default());
+    check(MultiSap::<f64, 3>::default());
+}
+
 /// The event stream of a long seeded history, hashed: the same for every
 /// algorithm and pinned, so any change of results or order is noticed.
 #[test]

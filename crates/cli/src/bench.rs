@@ -190,8 +190,10 @@ pub fn parse_workload(s: &str, speed: f64) -> Result<Workload, String> {
 }
 
 /// Parses a motion: `still`, `1%`, `10%`, `100%`, `jitter` (100% in random
-/// directions), `jitterN%`, `rain` (100% falling, wrapping to the top) or
-/// `rainN%`.
+/// directions), `jitterN%`, `rain` (100% falling, wrapping to the top),
+/// `rainN%`, or `pulse` (30% moving every other frame, 10% of the boxes
+/// between), `pulseA%/B%` (A% and B%, every other frame) or `pulseA%/B%/P`
+/// (A% every P-th frame).
 pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
     let pct = |t: &str| -> Result<f64, String> {
         let v: f64 = t.trim_end_matches('%').parse().map_err(|_| format!("`{s}` is not a motion"))?;
@@ -205,6 +207,23 @@ pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
         "still" => Motion::Steady { fraction: 0.0, speed },
         "jitter" => Motion::Jitter { fraction: 1.0, speed },
         "rain" => Motion::Rain { fraction: 1.0, speed },
+        "pulse" => Motion::Pulse { fraction: 0.3, calm: 0.1, period: 2, speed },
+        _ if s.starts_with("pulse") => {
+            let parts: Vec<&str> = s["pulse".len()..].split('/').collect();
+            let (busy, calm, period) = match parts[..] {
+                [a, b] => (pct(a)?, pct(b)?, 2),
+                [a, b, p] => (
+                    pct(a)?,
+                    pct(b)?,
+                    p.parse().ok().filter(|&p: &u32| p >= 1).ok_or(format!("`{s}`: a period of 1 or more frames"))?,
+                ),
+                _ => return Err(format!("`{s}`: pulse, pulseA%/B% or pulseA%/B%/P")),
+            };
+            if calm > busy {
+                return Err(format!("`{s}`: the calm share is at most the busy one"));
+            }
+            Motion::Pulse { fraction: busy, calm, period, speed }
+        }
         _ => match (s.strip_prefix("jitter"), s.strip_prefix("rain")) {
             (Some(p), _) => Motion::Jitter { fraction: pct(p)?, speed },
             (_, Some(p)) => Motion::Rain { fraction: pct(p)?, speed },
@@ -219,6 +238,9 @@ fn motion_name(m: &Motion) -> String {
         Motion::Steady { fraction, .. } => format!("{}% moving", fraction * 100.0),
         Motion::Jitter { fraction, .. } => format!("{}% jitter", fraction * 100.0),
         Motion::Rain { fraction, .. } => format!("{}% rain", fraction * 100.0),
+        Motion::Pulse { fraction, calm, period, .. } => {
+            format!("pulse {}%/{}% every {period}", fraction * 100.0, calm * 100.0)
+        }
     }
 }
 

@@ -133,7 +133,9 @@ pub struct BenchArgs {
     seconds: f64,
     /// Per-frame workloads: motions `still`, `1%`, `10%`, `100%`, `jitter`,
     /// `jitterN%`, `rain`, `rainN%` (falling along the last axis, wrapping
-    /// to the top), or `bullet` (a small box crossing the scene made static).
+    /// to the top), `pulse`, `pulseA%/B%`, `pulseA%/B%/P` (A% moving every
+    /// P-th frame, default 30% every 2nd; B% of the boxes, default 10%, on
+    /// the others), or `bullet` (a small box crossing the scene made static).
     #[arg(long, default_value = "still,1%,10%,100%,bullet", value_delimiter = ',')]
     motion: Vec<String>,
     /// Step per frame of a moving box, in box units.

@@ -222,11 +222,26 @@ fn bench_runs_only_the_chosen_algorithms() {
 }
 
 #[test]
+fn bench_runs_pulses() {
+    // Busy frames (above the share that takes the one-shot path) between
+    // calm ones: both paths in turn, checked against each other.
+    let o = run(&["bench", "--quick", "--n", "3000", "--peers", "none", "--motion", "pulse,pulse40%/5%/3"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("pulse 30%/10% every 2"), "{text}");
+    assert!(text.contains("pulse 40%/5% every 3"), "{text}");
+    assert!(text.contains("every algorithm found the same pairs in every cell"), "{text}");
+}
+
+#[test]
 fn bench_rejects_bad_arguments() {
     for args in [
         &["bench", "--n", "1e6..1e3"][..],
         &["bench", "--workload", "nonsense"],
         &["bench", "--motion", "150%"],
+        &["bench", "--motion", "pulse10%/30%"],
+        &["bench", "--motion", "pulse30%/10%/0"],
+        &["bench", "--motion", "pulse30%"],
         &["bench", "--scene", "nowhere"],
         &["bench", "--algorithms", "grid,nope"],
         &["bench", "--peers", "parry,nope"],

@@ -34,22 +34,43 @@ pub enum Motion {
         /// The mean fall per frame.
         speed: f64,
     },
+    /// Surges: every `period`-th frame (the first included) the share
+    /// `fraction` of the boxes moves as in `Steady`, on the other frames
+    /// only some of those, the share `calm` of all the boxes: a world whose
+    /// changes hover about a level (bursts of activity every other frame, a
+    /// crowd that stops and goes), which a persistent broad phase must not
+    /// answer by rebuilding its structures every burst.
+    Pulse {
+        /// The share of boxes that move on a busy frame, in `[0, 1]`.
+        fraction: f64,
+        /// The share of boxes that move on the other frames (at most
+        /// `fraction`).
+        calm: f64,
+        /// One busy frame in this many (at least 1).
+        period: u32,
+        /// The step per frame.
+        speed: f64,
+    },
 }
 
 impl Motion {
     /// The share of boxes that move.
     pub fn fraction(&self) -> f64 {
         match *self {
-            Motion::Steady { fraction, .. } | Motion::Jitter { fraction, .. } | Motion::Rain { fraction, .. } => {
-                fraction
-            }
+            Motion::Steady { fraction, .. }
+            | Motion::Jitter { fraction, .. }
+            | Motion::Rain { fraction, .. }
+            | Motion::Pulse { fraction, .. } => fraction,
         }
     }
 
     /// The (mean) step per frame.
     pub fn speed(&self) -> f64 {
         match *self {
-            Motion::Steady { speed, .. } | Motion::Jitter { speed, .. } | Motion::Rain { speed, .. } => speed,
+            Motion::Steady { speed, .. }
+            | Motion::Jitter { speed, .. }
+            | Motion::Rain { speed, .. }
+            | Motion::Pulse { speed, .. } => speed,
         }
     }
 }
@@ -59,6 +80,10 @@ pub struct Mover<S: Scalar, const D: usize> {
     boxes: Vec<Aabb<S, D>>,
     vel: Vec<[f64; D]>,
     moving: Vec<u32>,
+    /// The boxes that move on the calm frames of `Pulse` (a part of
+    /// `moving`), and the frames stepped.
+    calm: Vec<u32>,
+    frame: u64,
     lo: [f64; D],
     hi: [f64; D],
     motion: Motion,
@@ -88,6 +113,13 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
             order.swap(i, rng.random_range(0..=i));
         }
         order.truncate(k);
+        let mut calm = match motion {
+            Motion::Pulse { calm, .. } => {
+                order[..(((n as f64) * calm.clamp(0.0, 1.0)).round() as usize).min(k)].to_vec()
+            }
+            _ => Vec::new(),
+        };
+        calm.sort_unstable();
         order.sort_unstable();
         let vel = (0..n)
             .map(|_| match motion {
@@ -106,7 +138,7 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
                 hi[k] = hi[k].max(b.max()[k].to_f64());
             }
         }
-        Self { boxes, vel, moving: order, lo, hi, motion, rng }
+        Self { boxes, vel, moving: order, calm, frame: 0, lo, hi, motion, rng }
     }
 
     /// The boxes as they are now.
@@ -114,7 +146,8 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
         &self.boxes
     }
 
-    /// The indices of the moving boxes.
+    /// The indices of the moving boxes (those of a busy frame, for
+    /// [`Motion::Pulse`]).
     pub fn moving(&self) -> &[u32] {
         &self.moving
     }
@@ -125,7 +158,12 @@ impl<S: Scalar, const D: usize> Mover<S, D> {
         moves.clear();
         let speed = self.motion.speed();
         let rain = matches!(self.motion, Motion::Rain { .. });
-        for &i in &self.moving {
+        let active = match self.motion {
+            Motion::Pulse { period, .. } if !self.frame.is_multiple_of(u64::from(period.max(1))) => &self.calm,
+            _ => &self.moving,
+        };
+        self.frame += 1;
+        for &i in active {
             let i = i as usize;
             if matches!(self.motion, Motion::Jitter { .. }) {
                 self.vel[i] = direction::<D>(&mut self.rng, speed);
@@ -185,6 +223,29 @@ mod tests {
         let mut moves2 = Vec::new();
         j.step(&mut moves2);
         assert_eq!(moves2.len(), 100);
+    }
+
+    #[test]
+    fn pulses_move_the_busy_share_every_period_and_a_part_of_it_between() {
+        let boxes = Scene::Uniform.generate::<3>(1000, 3);
+        let motion = Motion::Pulse { fraction: 0.3, calm: 0.1, period: 3, speed: 0.05 };
+        let mut m = Mover::new(boxes, motion, 9);
+        let busy: Vec<u32> = m.moving().to_vec();
+        let mut moves = Vec::new();
+        let mut calm_sets = Vec::new();
+        for f in 0..9 {
+            m.step(&mut moves);
+            let moved: Vec<u32> = moves.iter().map(|m| m.0).collect();
+            if f % 3 == 0 {
+                assert_eq!(moved, busy);
+            } else {
+                assert_eq!(moved.len(), 100);
+                assert!(moved.iter().all(|i| busy.binary_search(i).is_ok()));
+                calm_sets.push(moved);
+            }
+        }
+        // The same calm set every calm frame.
+        assert!(calm_sets.windows(2).all(|w| w[0] == w[1]));
     }
 
     #[test]
