@@ -237,10 +237,13 @@ fn bulk_frames_reach_every_path() {
         c.insert_batch(&ps);
         c.update();
         assert!(c.prev.len() > 1000, "a dense start: {} pairs", c.prev.len());
-        for frame in 0..12 {
+        // Busy frames (all moving, or a large batch) seven incremental
+        // frames apart: each goes back to the incremental path at the next
+        // frame (no bounce, see `calm_frames_after_a_bounce_...`).
+        for frame in 0..24 {
             let ids = c.ids();
             // Few moving: the incremental path. All moving: one-shot again.
-            let moving = if frame % 4 == 3 { ids.len() } else { ids.len() / 10 };
+            let moving = if frame % 16 == 7 { ids.len() } else { ids.len() / 10 };
             let mut moves = Vec::new();
             for _ in 0..moving {
                 let id = ids[rng.below(ids.len())];
@@ -253,9 +256,9 @@ fn bulk_frames_reach_every_path() {
                 c.bp.release_scratch();
                 c.validate("release_scratch");
             }
-            if frame == 5 {
-                // A batch of 600 into 2000: the bipartite one-shot path
-                // (the hash grid's cells answer instead).
+            if frame == 15 {
+                // A batch of 600 into 2000 (with the moves, a one-shot
+                // frame).
                 let ps: Vec<_> = (0..600).map(|_| spawn(rng)).collect();
                 c.insert_batch(&ps);
             }
@@ -306,8 +309,14 @@ fn every_path_at_a_size_miri_runs() {
             c.insert_batch(&load);
             c.update();
             assert!(c.prev.len() > n / 2, "a start with pairs: {}", c.prev.len());
-            c.insert(spawn(rng, 0.0));
-            c.update();
+            // Calm frames: the first goes back to the incremental path, and
+            // six of them make frame 1's burst no bounce (see
+            // `calm_frames_after_a_bounce_...`): frames 3 and 4, after the
+            // bursts of 1 and 2, are incremental too.
+            for _ in 0..6 {
+                c.insert(spawn(rng, 0.0));
+                c.update();
+            }
             for frame in 0..7 {
                 if cfg!(miri) {
                     eprintln!("{}D {}: frame {frame}", D, c.bp.name());
