@@ -175,6 +175,51 @@ fn engines<const D: usize>() -> Vec<Box<dyn BroadPhase<f64, D>>> {
     ]
 }
 
+/// Bursts (a third of the proxies moving, with arrivals) at random between
+/// runs of calm frames of random length (a few moving, a few arriving and
+/// leaving, filters changing): one-shot frames, rebuilds, bounces and the
+/// one-shot frames they rent in turn, every frame checked.
+#[test]
+fn random_bursts_between_calm_frames() {
+    scenario::<3>(17, |c, rng| {
+        let side = 12.0;
+        c.insert_batch(&unit_cubes(rng, 1200, side));
+        c.update();
+        let mut calm_left = 0;
+        for frame in 0..48 {
+            let ids = c.ids();
+            let busy = calm_left == 0;
+            calm_left = if busy { 1 + rng.below(9) } else { calm_left - 1 };
+            let moving = if busy { ids.len() / 3 } else { 1 + rng.below(20) };
+            let moves: Vec<_> = (0..moving)
+                .map(|_| {
+                    let id = ids[rng.below(ids.len())];
+                    let b = c.model.live[&id].aabb;
+                    (id, shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * 0.4)))
+                })
+                .collect();
+            c.set_aabb_batch(&moves);
+            match rng.below(4) {
+                0 => {
+                    let n = if busy { 100 } else { 1 + rng.below(8) };
+                    let ps: Vec<_> = (0..n).map(|_| Proxy::new(cube([rng.unit() * side; 3], 0.5))).collect();
+                    c.insert_batch(&ps);
+                }
+                1 => {
+                    let gone: Vec<_> = ids.iter().skip(frame).step_by(97).copied().collect();
+                    c.remove_batch(&gone);
+                }
+                2 => {
+                    let id = ids[rng.below(ids.len())];
+                    c.set_filter(id, Filter::new(1 << rng.below(3), !(1 << rng.below(3))));
+                }
+                _ => {}
+            }
+            c.update();
+        }
+    });
+}
+
 /// Frames where every proxy moves, one after the other, reuse `Auto`'s
 /// choice for a few frames: the scene is made over between them (squashed
 /// into a slab, blown up a million times, turned into sticks along three
