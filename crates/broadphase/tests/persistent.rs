@@ -9,7 +9,7 @@ mod model;
 use model::{decode, run, run_setting, Checker, Op, Pick, Spec};
 
 use broadphase::persistent::{BruteForce, DynamicTree, GridIndex, HashGrid, IncrementalSap, MultiSap, TreeIndex};
-use broadphase::{Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, Ray};
+use broadphase::{Aabb, BodyKind, BroadPhase, Filter, PairEvent, PairPolicy, Proxy, ProxyId, Ray};
 use proptest::prelude::*;
 
 fn fnv(h: &mut u64, x: u64) {
@@ -147,6 +147,24 @@ fn shifted<const D: usize>(b: &Aabb<f64, D>, d: [f64; D]) -> Aabb<f64, D> {
     Aabb::new(core::array::from_fn(|k| b.min()[k] + d[k]), core::array::from_fn(|k| b.max()[k] + d[k])).unwrap()
 }
 
+/// `count` random picks among the live `ids` (repeats allowed), each
+/// shifted by up to `step / 2` along every axis.
+fn random_moves<const D: usize>(
+    c: &Checker<f64, D>,
+    rng: &mut Rng,
+    ids: &[ProxyId],
+    count: usize,
+    step: f64,
+) -> Vec<(ProxyId, Aabb<f64, D>)> {
+    (0..count)
+        .map(|_| {
+            let id = ids[rng.below(ids.len())];
+            let b = c.model.live[&id].aabb;
+            (id, shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * step)))
+        })
+        .collect()
+}
+
 /// `n` unit cubes placed uniformly in a cube of side `side`.
 fn unit_cubes(rng: &mut Rng, n: usize, side: f64) -> Vec<Proxy<f64, 3>> {
     (0..n).map(|_| Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5))).collect()
@@ -191,13 +209,7 @@ fn random_bursts_between_calm_frames() {
             let busy = calm_left == 0;
             calm_left = if busy { 1 + rng.below(9) } else { calm_left - 1 };
             let moving = if busy { ids.len() / 3 } else { 1 + rng.below(20) };
-            let moves: Vec<_> = (0..moving)
-                .map(|_| {
-                    let id = ids[rng.below(ids.len())];
-                    let b = c.model.live[&id].aabb;
-                    (id, shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * 0.4)))
-                })
-                .collect();
+            let moves = random_moves(c, rng, &ids, moving, 0.4);
             c.set_aabb_batch(&moves);
             match rng.below(4) {
                 0 => {
@@ -368,13 +380,7 @@ fn every_path_at_a_size_miri_runs() {
                 }
                 let ids = c.ids();
                 let moving = if frame == 2 { ids.len() } else { ids.len() / 10 };
-                let moves: Vec<_> = (0..moving)
-                    .map(|_| {
-                        let id = ids[rng.below(ids.len())];
-                        let b = c.model.live[&id].aabb;
-                        (id, shifted(&b, core::array::from_fn(|_| (rng.unit() - 0.5) * 0.8)))
-                    })
-                    .collect();
+                let moves = random_moves(c, rng, &ids, moving, 0.8);
                 c.set_aabb_batch(&moves);
                 match frame {
                     1 => c.insert_batch(&(0..n / 5).map(|_| spawn(rng, 0.0)).collect::<Vec<_>>()),
