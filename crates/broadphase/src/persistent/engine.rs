@@ -202,7 +202,9 @@ const ONESHOT_MIN: usize = if cfg!(miri) { 16 } else { 256 };
 /// as many after each such bounce in a row (at most [`RENT_MAX`]), and for
 /// none after an incremental phase that lasted. So a world whose changes
 /// hover about the threshold (a burst every few frames) stops paying the
-/// rebuild every burst.
+/// rebuild every burst. A flat phase whose frames are queried stops
+/// renting at once: a query in flat mode builds an index for itself, a
+/// rebuild each frame.
 ///
 /// Measured (1e5 uniform proxies, one thread; the engine without this rule
 /// is this one with `BOUNCE` 0): `broadphase bench --workload frames --n
@@ -683,7 +685,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             self.calm = 0;
             return true;
         }
-        if self.flat && self.calm < self.rent {
+        // (Queries since the last one-shot frame built an index for
+        // themselves: renting on would build one every frame.)
+        if self.flat && self.calm < self.rent && self.lazy.get().is_none() {
             self.calm += 1;
             return true;
         }
