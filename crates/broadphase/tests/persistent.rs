@@ -681,8 +681,9 @@ fn proxies_at_rest_track_only_their_pairs() {
 /// index and tracks the pairs; after a bounce (a busy frame soon after
 /// such a rebuild) calm frames stay one-shot (no tracked pairs) for three
 /// frames, then six after a second bounce; an incremental phase that
-/// lasts ends the renting, and so does a query in a rented frame. Every
-/// frame's pairs and events are brute force's.
+/// lasts ends the renting, and so do many queries in a rented frame (a
+/// few scan the boxes). Every frame's pairs and events are brute
+/// force's.
 #[test]
 fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
     fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(mut bp: broadphase::persistent::Engine<f64, 3, I>) {
@@ -741,16 +742,26 @@ fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
         }
         assert_eq!(frame(&mut bp, busy, &mut rng), 0);
         assert!(frame(&mut bp, calm, &mut rng) > 1000);
-        // A bounce, a rented frame, then a query: renting ends (a query in
-        // a one-shot frame builds an index for itself).
+        // A bounce, a rented frame, then a few queries: renting goes on
+        // (they scan the boxes). Then many: renting ends (past the first
+        // few, the queries of a one-shot frame build an index for
+        // themselves).
         assert_eq!(frame(&mut bp, busy, &mut rng), 0);
         assert_eq!(frame(&mut bp, calm, &mut rng), 0);
-        let mut met = 0;
-        bp.query_aabb(&cube([8.0, 8.0, 8.0], 2.0), Filter::ALL, &mut |_| {
-            met += 1;
-            true
-        });
+        let query = |bp: &broadphase::persistent::Engine<f64, 3, I>| {
+            let mut met = 0;
+            bp.query_aabb(&cube([8.0, 8.0, 8.0], 2.0), Filter::ALL, &mut |_| {
+                met += 1;
+                true
+            });
+            met
+        };
+        let met = query(&bp);
         assert!(met > 0);
+        assert_eq!(frame(&mut bp, calm, &mut rng), 0);
+        for _ in 0..20 {
+            query(&bp);
+        }
         assert!(frame(&mut bp, calm, &mut rng) > 1000);
     }
     check(HashGrid::<f64, 3>::default());

@@ -7,6 +7,7 @@ use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{displacement, Ray, RayHit, Region, Sphere};
 use super::store::{State, Store};
 use super::{BroadPhase, Filter, PairPolicy, Proxy};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use crate::oneshot::Plan;
@@ -202,9 +203,9 @@ const ONESHOT_MIN: usize = if cfg!(miri) { 16 } else { 256 };
 /// as many after each such bounce in a row (at most [`RENT_MAX`]), and for
 /// none after an incremental phase that lasted. So a world whose changes
 /// hover about the threshold (a burst every few frames) stops paying the
-/// rebuild every burst. A flat phase whose frames are queried stops
-/// renting at once: a query in flat mode builds an index for itself, a
-/// rebuild each frame.
+/// rebuild every burst. A flat phase whose frames are queried more than
+/// [`SCAN_QUERIES`] times stops renting at once: such queries build an
+/// index for themselves, a rebuild each frame.
 ///
 /// Measured (1e5 uniform proxies, one thread; the engine without this rule
 /// is this one with `BOUNCE` 0): `broadphase bench --workload frames --n
@@ -224,6 +225,18 @@ const BOUNCE: u32 = 6;
 const RENT_MIN: u32 = 3;
 /// See [`BOUNCE`].
 const RENT_MAX: u32 = 12;
+/// In a flat phase (after one-shot frames) the first this many queries
+/// scan every box, and the next one builds an index for the rest: a scan
+/// of 1e5 boxes costs 0.1-0.3 ms, the index some fifty times that (a rent
+/// or buy again). In debug builds, the tests', 2, so that their queries
+/// take both ways. Measured (1e5 uniform `f32` proxies, all moving: every
+/// frame one-shot; ray casts after each update, medians of 30 frames, an
+/// example run against the build before): one ray cast 4.4-13.2 ms (the
+/// index built; the SAP's is the cheapest) -> 0.18 ms, ten 5.5-13.6 ->
+/// 1.5-1.7 ms, forty 8.4-15.6 -> 9.3-17.6 ms (the scans, then the index
+/// all the same). The update itself also got cheaper by dropping no
+/// index: the hash grid's 5.9 -> 4.0 ms.
+const SCAN_QUERIES: u32 = if cfg!(debug_assertions) { 2 } else { 16 };
 /// An incremental frame takes its changes in slot order (see
 /// `apply_changes`) from this many changes on, among at least
 /// [`ORDER_SLOTS_MIN`] slots: where the per-slot arrays outgrow the caches.
@@ -281,8 +294,11 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     rent: u32,
     since: u32,
     /// In flat mode `index` is stale (not rebuilt each bulk frame); queries
-    /// build this one on first use.
+    /// build this one on first use past [`SCAN_QUERIES`] of them.
     lazy: OnceLock<I>,
+    /// The queries of this flat phase answered by a scan of the boxes (see
+    /// `query_slots`).
+    scans: AtomicU32,
 }
 
 /// Buffers of the one-shot path.
@@ -382,6 +398,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             rent: 0,
             since: u32::MAX,
             lazy: OnceLock::new(),
+            scans: AtomicU32::new(0),
         }
     }
 
@@ -397,6 +414,29 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         } else {
             &self.index
         }
+    }
+
+    /// Calls `f` (until it returns false) with the indexed slots whose
+    /// boxes may meet `region`, each once: the index's candidates, or in a
+    /// flat phase's first [`SCAN_QUERIES`] queries those of a scan of every
+    /// box (the index a query builds in flat mode costs some fifty scans).
+    fn query_slots(&self, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
+        let st = &self.store;
+        if self.flat && self.lazy.get().is_none() {
+            // (Queries from several threads may race on the count: it only
+            // decides when the index is built.)
+            let k = self.scans.load(Ordering::Relaxed);
+            if k < SCAN_QUERIES {
+                self.scans.store(k + 1, Ordering::Relaxed);
+                for s in 0..st.slots() as u32 {
+                    if st.indexed(s) && region.overlaps(&st.aabb[s as usize]) && !f(s) {
+                        return;
+                    }
+                }
+                return;
+            }
+        }
+        self.live().query(st, region, f)
     }
 
     /// The index, for its settings.
@@ -686,7 +726,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             return true;
         }
         // (Queries since the last one-shot frame built an index for
-        // themselves: renting on would build one every frame.)
+        // themselves, past the scans: renting on would build one every
+        // frame.)
         if self.flat && self.calm < self.rent && self.lazy.get().is_none() {
             self.calm += 1;
             return true;
@@ -1009,7 +1050,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         f: &mut dyn FnMut(ProxyId) -> bool,
     ) {
         let st = &self.store;
-        self.live().query(st, region, &mut |s| {
+        self.query_slots(region, &mut |s| {
             let i = s as usize;
             if st.meta[i].state == State::Live && st.filter[i].accepts(&filter) && exact(&st.aabb[i]) {
                 f(st.id(s))
@@ -1127,9 +1168,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             } else {
                 self.sorted_pairs(&mut old);
             }
-            // The index is rebuilt only when needed: by the first query
-            // (`live`), or by the next incremental frame.
+            // The index is rebuilt only when needed: by a query past the
+            // first few (`query_slots`), or by the next incremental frame.
             self.lazy = OnceLock::new();
+            *self.scans.get_mut() = 0;
             self.cache.clear();
             self.exact_all(&mut new);
             diff(&old, &new, events, &mut self.scratch.begins);
@@ -1241,7 +1283,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
     fn cast_ray(&self, ray: &Ray<S, D>, filter: Filter, f: &mut dyn FnMut(RayHit) -> f64) {
         let st = &self.store;
         let mut max = ray.max_fraction();
-        self.live().query(st, &ray.region(max), &mut |s| {
+        self.query_slots(&ray.region(max), &mut |s| {
             let i = s as usize;
             if st.meta[i].state != State::Live || !st.filter[i].accepts(&filter) {
                 return true;

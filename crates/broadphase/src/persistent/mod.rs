@@ -46,12 +46,13 @@
 //! least 256), the engine instead finds the exact pairs with the one-shot
 //! search ([`PairFinder`](crate::PairFinder), `Auto`) and emits events by
 //! merging the sorted old and new pair lists ("flat" mode). It then
-//! maintains neither the index nor tracked pairs: the first query builds an
-//! index on demand, and the next incremental frame rebuilds the index and
-//! the tracked pairs in bulk. That rebuild costs a few one-shot frames, so
-//! where busy frames keep coming back soon after it (changes that hover
-//! about the threshold), the calm frames between them stay one-shot too,
-//! for longer after each such bounce (a rent-or-buy rule). A large batch of inserts finds its pairs
+//! maintains neither the index nor tracked pairs: queries scan the boxes,
+//! and past the first few build an index on demand; the next incremental
+//! frame rebuilds the index and the tracked pairs in bulk. That rebuild
+//! costs a few one-shot frames, so where busy frames keep coming back soon
+//! after it (changes that hover about the threshold), the calm frames
+//! between them stay one-shot too, for longer after each such bounce (a
+//! rent-or-buy rule). A large batch of inserts finds its pairs
 //! among itself by one one-shot search, and with the rest of the world
 //! through a grid placed over it that the world's held boxes stream
 //! through (the hash grid instead files each arrival and scans its cells
