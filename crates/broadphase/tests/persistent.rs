@@ -232,6 +232,56 @@ fn random_bursts_between_calm_frames() {
     });
 }
 
+/// Queries after one-shot frames (a scan of the boxes, then the index: the
+/// first two queries of a frame, then the rest, in the tests' builds), on
+/// starts an `f32` holds and starts it does not, near 0 and 1e7, boxes far
+/// out at ±1e30 and ±1e300, and regions whose faces are the boxes' faces
+/// or end where a box starts.
+#[test]
+fn queries_after_one_shot_frames_are_exact() {
+    scenario::<3>(23, |c, rng| {
+        let mut ps = Vec::new();
+        for i in 0..600 {
+            let base = match i % 6 {
+                // Starts an f32 holds exactly, and starts it does not.
+                0 => 1e7 + (i % 97) as f64,
+                1 => (i % 89) as f64 * 0.5,
+                2 => 1e7 + (i % 97) as f64 * 1e-6,
+                3 => -1e7 - (i % 89) as f64 * 1e-7,
+                4 => 1e30 * if i % 12 == 4 { 1.0 } else { -1.0 },
+                _ => 1e300 * if i % 12 == 5 { 1.0 } else { -1.0 },
+            };
+            let lo = [base, rng.unit() * 8.0, rng.unit() * 8.0];
+            let size = if i % 6 >= 4 { base.abs() * 1e-3 } else { 0.5 };
+            ps.push(Proxy::new(Aabb::new(lo, [lo[0] + size, lo[1] + 1.0, lo[2] + 1.0]).unwrap()));
+        }
+        c.insert_batch(&ps);
+        c.update();
+        for frame in 0..6 {
+            let ids = c.ids();
+            // Every proxy nudged along y: every frame one-shot.
+            let moves: Vec<_> = ids
+                .iter()
+                .map(|&id| {
+                    let b = c.model.live[&id].aabb;
+                    (id, shifted(&b, [0.0, (rng.unit() - 0.5) * 0.1, 0.0]))
+                })
+                .collect();
+            c.set_aabb_batch(&moves);
+            c.update();
+            for q in 0..4 {
+                // A region whose x faces are a box's x faces, or that ends
+                // where one starts.
+                let b = c.model.live[&ids[rng.below(ids.len())]].aabb;
+                let (x0, x1) = if q % 2 == 0 { (b.min()[0], b.max()[0]) } else { (b.min()[0] - 1.0, b.min()[0]) };
+                let region = Aabb::new([x0, 0.0, 0.0], [x1, 9.0, 9.0]).unwrap();
+                let ray = Ray::new([x0, 4.0, 4.0], [1.0, 0.0, 0.0], f64::INFINITY).ok();
+                c.queries(region, Filter::ALL, if frame % 2 == 0 { ray } else { None });
+            }
+        }
+    });
+}
+
 /// Frames where every proxy moves, one after the other, reuse `Auto`'s
 /// choice for a few frames: the scene is made over between them (squashed
 /// into a slab, blown up a million times, turned into sticks along three
@@ -742,10 +792,9 @@ fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
         }
         assert_eq!(frame(&mut bp, busy, &mut rng), 0);
         assert!(frame(&mut bp, calm, &mut rng) > 1000);
-        // A bounce, a rented frame, then a few queries: renting goes on
-        // (they scan the boxes). Then many: renting ends (past the first
-        // few, the queries of a one-shot frame build an index for
-        // themselves).
+        // A bounce, a rented frame, then a query: renting goes on (it
+        // scans the boxes). Then many: renting ends (past the first few, the
+        // queries of a one-shot frame build the index for themselves).
         assert_eq!(frame(&mut bp, busy, &mut rng), 0);
         assert_eq!(frame(&mut bp, calm, &mut rng), 0);
         let query = |bp: &broadphase::persistent::Engine<f64, 3, I>| {
