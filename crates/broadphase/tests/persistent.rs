@@ -351,13 +351,7 @@ fn bulk_frames_reach_every_path() {
             let ids = c.ids();
             // Few moving: the incremental path. All moving: one-shot again.
             let moving = if frame % 16 == 7 { ids.len() } else { ids.len() / 10 };
-            let mut moves = Vec::new();
-            for _ in 0..moving {
-                let id = ids[rng.below(ids.len())];
-                let b = c.model.live[&id].aabb;
-                let d = core::array::from_fn(|_| (rng.unit() - 0.5) * 0.3);
-                moves.push((id, shifted(&b, d)));
-            }
+            let moves = random_moves(c, rng, &ids, moving, 0.3);
             c.set_aabb_batch(&moves);
             if frame == 4 {
                 c.bp.release_scratch();

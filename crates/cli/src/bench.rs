@@ -215,7 +215,10 @@ pub fn parse_motion(s: &str, speed: f64) -> Result<Motion, String> {
                 [a, b, p] => (
                     pct(a)?,
                     pct(b)?,
-                    p.parse().ok().filter(|&p: &u32| p >= 1).ok_or(format!("`{s}`: a period of 1 or more frames"))?,
+                    p.parse()
+                        .ok()
+                        .filter(|&p: &u32| p >= 1)
+                        .ok_or_else(|| format!("`{s}`: a period of 1 or more frames"))?,
                 ),
                 _ => return Err(format!("`{s}`: pulse, pulseA%/B% or pulseA%/B%/P")),
             };
