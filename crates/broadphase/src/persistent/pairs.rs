@@ -432,7 +432,7 @@ impl PairCache {
             if i + 16 < n {
                 self.prefetch_entries(slot(i + 16));
             }
-            buf.extend_from_slice(&self.adj[slot(i) as usize]);
+            self.adj.append_to(slot(i) as usize, buf);
             ends.push(buf.len() as u32);
         }
     }
@@ -766,6 +766,32 @@ impl Lists {
     /// Every slot's array, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = &[[u32; 2]]> + '_ {
         self.heads.iter().map(|h| &self.pool[h.entries()])
+    }
+
+    /// Appends slot `s`'s array to `buf`.
+    ///
+    /// PERF: most arrays hold a few entries, and a copy of a length known
+    /// only at run time is a call to `memmove`: those of at most
+    /// [`SHORT`] entries are copied as a block of that many (the pool's
+    /// entries after an array are initialised, whatever they hold) and the
+    /// excess cut off. 10% of 1e5 proxies moving (`frames`, hash grid,
+    /// alone, four runs alternated): the median frame 0.648-0.703 ->
+    /// 0.629-0.660 ms, `memmove` 3.8% -> 1.7% of the profile.
+    #[inline]
+    pub fn append_to(&self, s: usize, buf: &mut Vec<[u32; 2]>) {
+        const SHORT: usize = 8;
+        let h = self.heads[s];
+        let (start, len) = (h.start as usize, h.len as usize);
+        if len <= SHORT {
+            if let Some(block) = self.pool.get(start..start + SHORT) {
+                let block: &[[u32; 2]; SHORT] = block.try_into().expect("a block of SHORT entries");
+                let at = buf.len();
+                buf.extend_from_slice(block);
+                buf.truncate(at + len);
+                return;
+            }
+        }
+        buf.extend_from_slice(&self.pool[start..start + len]);
     }
 
     /// Makes room for `entries` more entries, and for the arrays that move
