@@ -50,6 +50,7 @@ use super::pairs::NIL;
 use super::query::{reach, Headings, Region};
 use super::store::{State, Store};
 use super::BodyKind;
+use crate::mem::HugeVec;
 use crate::{Aabb, Scalar};
 
 /// A fat box spanning more than this many cells on an axis is "large".
@@ -76,7 +77,7 @@ pub struct GridIndex<S: Scalar, const D: usize> {
     cell: f64,
     inv: f64,
     margin: f64,
-    fat: Vec<Aabb<S, D>>,
+    fat: HugeVec<Aabb<S, D>>,
     /// The steady-motion rule's headings.
     headings: Headings<D>,
     /// Position in `big`, or `NIL` for proxies filed in cells.
@@ -103,7 +104,7 @@ impl<S: Scalar, const D: usize> Default for GridIndex<S, D> {
             cell: 0.0,
             inv: 0.0,
             margin: 0.0,
-            fat: Vec::new(),
+            fat: HugeVec::new(),
             headings: Headings::default(),
             big_pos: Vec::new(),
             big: Vec::new(),

@@ -15,6 +15,7 @@
 //! be collected by record first and applied later, prefetched). The
 //! per-proxy arrays share one pool ([`Lists`]): no allocation per proxy.
 
+use crate::mem::HugeVec;
 use std::hash::Hasher;
 
 use super::marks::Marks;
@@ -170,15 +171,15 @@ pub(crate) enum Verdict {
 /// filters, each flagged when the exact boxes overlap. The flagged ones are
 /// the reported pairs, kept also as a dense array for [`PairCache::pairs`].
 pub(crate) struct PairCache {
-    recs: Vec<Rec>,
+    recs: HugeVec<Rec>,
     /// The first free record (`NIL`: none) and the number of tracked pairs.
     free: u32,
     live: usize,
     /// Per slot: `[partner, record | EXACT?]`.
     adj: Lists,
-    exact: Vec<ProxyPair>,
+    exact: HugeVec<ProxyPair>,
     /// Record of each exact pair.
-    exact_of: Vec<u32>,
+    exact_of: HugeVec<u32>,
     /// Verdicts collected by [`defer`](Self::defer), not yet applied:
     /// flags to set, as `(record, on)`, and records to untrack.
     flags: Vec<(u32, bool)>,
@@ -201,12 +202,12 @@ const SLOTS_PER_ENTRY: usize = 128;
 impl Default for PairCache {
     fn default() -> Self {
         Self {
-            recs: Vec::new(),
+            recs: HugeVec::new(),
             free: NIL,
             live: 0,
             adj: Lists::default(),
-            exact: Vec::new(),
-            exact_of: Vec::new(),
+            exact: HugeVec::new(),
+            exact_of: HugeVec::new(),
             flags: Vec::new(),
             gone: Vec::new(),
             doomed: Marks::default(),
@@ -283,7 +284,7 @@ impl PairCache {
     /// Trims every array to its length.
     pub fn shrink(&mut self) {
         if self.live == 0 {
-            self.recs = Vec::new();
+            self.recs = HugeVec::new();
             self.free = NIL;
         }
         self.recs.shrink_to_fit();
@@ -738,8 +739,8 @@ impl Head {
 /// are more than half the pool, every array is copied down, in slot order.
 #[derive(Debug, Default)]
 pub(crate) struct Lists {
-    pool: Vec<[u32; 2]>,
-    heads: Vec<Head>,
+    pool: HugeVec<[u32; 2]>,
+    heads: HugeVec<Head>,
     /// Entries of the pool in holes.
     holes: usize,
 }
@@ -839,8 +840,9 @@ impl Lists {
     /// room (`tight`: no more room than entries).
     fn compact(&mut self, tight: bool) {
         let room: usize = self.heads.iter().map(|h| if tight { h.len } else { h.cap } as usize).sum();
-        let mut pool = Vec::with_capacity(room);
-        for h in &mut self.heads {
+        let mut pool = HugeVec::new();
+        pool.reserve(room);
+        for h in self.heads.iter_mut() {
             let start = pool.len();
             pool.extend_from_slice(&self.pool[h.entries()]);
             if tight {

@@ -3,6 +3,7 @@
 
 use super::pairs::NIL;
 use super::{BodyKind, Filter, Proxy};
+use crate::mem::HugeVec;
 use crate::sort::payload;
 use crate::{Aabb, ProxyError, ProxyId, Scalar};
 
@@ -84,7 +85,7 @@ enum Undo<S: Scalar, const D: usize> {
 /// last update) for live proxies, and the given ones for proxies still
 /// inserting; pending changes of live proxies wait in `changes`.
 pub struct Store<S: Scalar, const D: usize> {
-    pub aabb: Vec<Aabb<S, D>>,
+    pub(crate) aabb: HugeVec<Aabb<S, D>>,
     pub filter: Vec<Filter>,
     pub kind: Vec<BodyKind>,
     /// State and pending change per slot.
@@ -95,13 +96,13 @@ pub struct Store<S: Scalar, const D: usize> {
     /// it (so the update clears them all by moving to the next epoch), and
     /// a removal voids its proxy's pending change (so no change is applied
     /// to a proxy that is not live).
-    pub meta: Vec<Meta>,
+    pub(crate) meta: HugeVec<Meta>,
     /// The epoch of the pending marks: advanced by each update that takes
     /// the changes, never 0 (the epoch of marks never written).
     epoch: u16,
     /// Extras of voided changes (named by no change any more).
     voided: usize,
-    pub generation: Vec<u32>,
+    pub(crate) generation: HugeVec<u32>,
     pub user: Vec<u64>,
     pub changes: Vec<Change<S, D>>,
     pub extras: Vec<Extra<D>>,
@@ -134,13 +135,13 @@ fn plain(kind: BodyKind, filter: &Filter) -> bool {
 impl<S: Scalar, const D: usize> Default for Store<S, D> {
     fn default() -> Self {
         Self {
-            aabb: Vec::new(),
+            aabb: HugeVec::new(),
             filter: Vec::new(),
             kind: Vec::new(),
-            meta: Vec::new(),
+            meta: HugeVec::new(),
             epoch: 1,
             voided: 0,
-            generation: Vec::new(),
+            generation: HugeVec::new(),
             user: Vec::new(),
             changes: Vec::new(),
             extras: Vec::new(),

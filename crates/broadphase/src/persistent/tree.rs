@@ -44,6 +44,7 @@ use super::marks::Marks;
 use super::pairs::NIL;
 use super::query::{reach, Headings, Region};
 use super::store::{State, Store};
+use crate::mem::HugeVec;
 use crate::sort::payload;
 use crate::{Aabb, BodyKind, Scalar};
 
@@ -85,7 +86,7 @@ impl<S: Scalar, const D: usize> Node<S, D> {
 /// One binary tree of boxes.
 #[derive(Clone, Debug)]
 struct Tree<S: Scalar, const D: usize> {
-    nodes: Vec<Node<S, D>>,
+    nodes: HugeVec<Node<S, D>>,
     root: u32,
     free: Vec<u32>,
     leaves: usize,
@@ -93,7 +94,7 @@ struct Tree<S: Scalar, const D: usize> {
 
 impl<S: Scalar, const D: usize> Default for Tree<S, D> {
     fn default() -> Self {
-        Self { nodes: Vec::new(), root: NIL, free: Vec::new(), leaves: 0 }
+        Self { nodes: HugeVec::new(), root: NIL, free: Vec::new(), leaves: 0 }
     }
 }
 
@@ -498,7 +499,7 @@ pub struct TreeIndex<S: Scalar, const D: usize> {
     margin: f64,
     trees: [Tree<S, D>; 2],
     /// Leaf node of each indexed slot (in the tree its kind picks).
-    leaf: Vec<u32>,
+    leaf: HugeVec<u32>,
     /// The slots whose fat box changed in the last update.
     changed: Marks,
     refat: Vec<u32>,
@@ -536,7 +537,7 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
             stagger: false,
             margin: f64::NAN,
             trees: [Tree::default(), Tree::default()],
-            leaf: Vec::new(),
+            leaf: HugeVec::new(),
             changed: Marks::default(),
             refat: Vec::new(),
             was: Vec::new(),
