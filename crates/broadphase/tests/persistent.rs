@@ -720,6 +720,58 @@ fn proxies_at_rest_track_only_their_pairs() {
     check(DynamicTree::<f64, 3>::default());
 }
 
+/// 2000 cubes of side 1 in a world of side 16, an engine and the brute
+/// force beside it, stepped frame by frame.
+struct Crowd<I: broadphase::persistent::SpatialIndex<f64, 3>> {
+    bp: broadphase::persistent::Engine<f64, 3, I>,
+    reference: BruteForce<f64, 3>,
+    boxes: Vec<Aabb<f64, 3>>,
+    ids: Vec<ProxyId>,
+    ref_ids: Vec<ProxyId>,
+    rng: Rng,
+}
+
+impl<I: broadphase::persistent::SpatialIndex<f64, 3>> Crowd<I> {
+    fn new(mut bp: broadphase::persistent::Engine<f64, 3, I>) -> Self {
+        let mut rng = Rng(31);
+        let boxes: Vec<_> =
+            (0..2000).map(|_| cube([rng.unit() * 16.0, rng.unit() * 16.0, rng.unit() * 16.0], 0.5)).collect();
+        let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+        let (mut ids, mut ref_ids) = (Vec::new(), Vec::new());
+        let mut reference = BruteForce::<f64, 3>::default();
+        bp.insert_batch(&ps, &mut ids).unwrap();
+        reference.insert_batch(&ps, &mut ref_ids).unwrap();
+        Self { bp, reference, boxes, ids, ref_ids, rng }
+    }
+
+    /// Moves `moved` random boxes, each by `step(rng)`, updates both, checks
+    /// the engine's pairs and events against the brute force's and its
+    /// structure; returns how many pairs it tracks (0 after a one-shot
+    /// frame).
+    fn frame(&mut self, moved: usize, step: impl Fn(&mut Rng) -> [f64; 3]) -> usize {
+        let (mut batch, mut ref_batch) = (Vec::new(), Vec::new());
+        for _ in 0..moved {
+            let i = self.rng.below(self.boxes.len());
+            self.boxes[i] = shifted(&self.boxes[i], step(&mut self.rng));
+            batch.push((self.ids[i], self.boxes[i]));
+            ref_batch.push((self.ref_ids[i], self.boxes[i]));
+        }
+        self.bp.set_aabb_batch(&batch).unwrap();
+        self.reference.set_aabb_batch(&ref_batch).unwrap();
+        let (mut events, mut ref_events) = (Vec::new(), Vec::new());
+        self.bp.update(&mut events);
+        self.reference.update(&mut ref_events);
+        let mut got: Vec<_> = self.bp.pairs().to_vec();
+        let mut want: Vec<_> = self.reference.pairs().to_vec();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{}", self.bp.name());
+        assert_eq!(events, ref_events, "{}", self.bp.name());
+        self.bp.validate().unwrap();
+        self.bp.tracked_pairs()
+    }
+}
+
 /// Rent or buy between one-shot and incremental frames: after a load the
 /// first calm frame (too few changes for a one-shot frame) rebuilds the
 /// index and tracks the pairs; after a bounce (a busy frame soon after
@@ -730,67 +782,35 @@ fn proxies_at_rest_track_only_their_pairs() {
 /// force's.
 #[test]
 fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
-    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(mut bp: broadphase::persistent::Engine<f64, 3, I>) {
-        let mut rng = Rng(31);
-        let mut boxes: Vec<_> =
-            (0..2000).map(|_| cube([rng.unit() * 16.0, rng.unit() * 16.0, rng.unit() * 16.0], 0.5)).collect();
-        let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
-        let (mut ids, mut events) = (Vec::new(), Vec::new());
-        let mut reference = BruteForce::<f64, 3>::default();
-        let mut ref_ids = Vec::new();
-        let mut ref_events = Vec::new();
-        bp.insert_batch(&ps, &mut ids).unwrap();
-        reference.insert_batch(&ps, &mut ref_ids).unwrap();
-        let mut frame = |bp: &mut broadphase::persistent::Engine<f64, 3, I>, moved: usize, rng: &mut Rng| {
-            let mut batch = Vec::new();
-            let mut ref_batch = Vec::new();
-            for _ in 0..moved {
-                let i = rng.below(boxes.len());
-                boxes[i] = shifted(&boxes[i], [rng.unit() * 0.2 - 0.1, 0.05, 0.0]);
-                batch.push((ids[i], boxes[i]));
-                ref_batch.push((ref_ids[i], boxes[i]));
-            }
-            bp.set_aabb_batch(&batch).unwrap();
-            reference.set_aabb_batch(&ref_batch).unwrap();
-            events.clear();
-            ref_events.clear();
-            bp.update(&mut events);
-            reference.update(&mut ref_events);
-            let mut got: Vec<_> = bp.pairs().to_vec();
-            let mut want: Vec<_> = reference.pairs().to_vec();
-            got.sort_unstable();
-            want.sort_unstable();
-            assert_eq!(got, want, "{}", bp.name());
-            assert_eq!(events, ref_events, "{}", bp.name());
-            bp.validate().unwrap();
-            bp.tracked_pairs()
-        };
+    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(bp: broadphase::persistent::Engine<f64, 3, I>) {
+        let mut c = Crowd::new(bp);
+        let slow = |rng: &mut Rng| [rng.unit() * 0.2 - 0.1, 0.05, 0.0];
         let (calm, busy) = (10, 600);
         // The load: one-shot; the first calm frame goes incremental.
-        assert_eq!(frame(&mut bp, 0, &mut rng), 0);
-        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        assert_eq!(c.frame(0, slow), 0);
+        assert!(c.frame(calm, slow) > 1000);
         // A bounce: three calm frames one-shot, the fourth incremental.
-        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
+        assert_eq!(c.frame(busy, slow), 0);
         for k in 0..3 {
-            assert_eq!(frame(&mut bp, calm, &mut rng), 0, "calm frame {k} after one bounce");
+            assert_eq!(c.frame(calm, slow), 0, "calm frame {k} after one bounce");
         }
-        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        assert!(c.frame(calm, slow) > 1000);
         // A second bounce: six.
-        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
+        assert_eq!(c.frame(busy, slow), 0);
         for k in 0..6 {
-            assert_eq!(frame(&mut bp, calm, &mut rng), 0, "calm frame {k} after two bounces");
+            assert_eq!(c.frame(calm, slow), 0, "calm frame {k} after two bounces");
         }
         // An incremental phase that lasts, then a busy frame: no renting.
         for _ in 0..6 {
-            assert!(frame(&mut bp, calm, &mut rng) > 1000);
+            assert!(c.frame(calm, slow) > 1000);
         }
-        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
-        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        assert_eq!(c.frame(busy, slow), 0);
+        assert!(c.frame(calm, slow) > 1000);
         // A bounce, a rented frame, then a query: renting goes on (it
         // scans the boxes). Then many: renting ends (past the first few, the
         // queries of a one-shot frame build the index for themselves).
-        assert_eq!(frame(&mut bp, busy, &mut rng), 0);
-        assert_eq!(frame(&mut bp, calm, &mut rng), 0);
+        assert_eq!(c.frame(busy, slow), 0);
+        assert_eq!(c.frame(calm, slow), 0);
         let query = |bp: &broadphase::persistent::Engine<f64, 3, I>| {
             let mut met = 0;
             bp.query_aabb(&cube([8.0, 8.0, 8.0], 2.0), Filter::ALL, &mut |_| {
@@ -799,13 +819,43 @@ fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
             });
             met
         };
-        let met = query(&bp);
+        let met = query(&c.bp);
         assert!(met > 0);
-        assert_eq!(frame(&mut bp, calm, &mut rng), 0);
+        assert_eq!(c.frame(calm, slow), 0);
         for _ in 0..20 {
-            query(&bp);
+            query(&c.bp);
         }
-        assert!(frame(&mut bp, calm, &mut rng) > 1000);
+        assert!(c.frame(calm, slow) > 1000);
+    }
+    check(HashGrid::<f64, 3>::default());
+    check(DynamicTree::<f64, 3>::default());
+    check(IncrementalSap::<f64, 3>::default());
+    check(MultiSap::<f64, 3>::default());
+}
+
+/// A frame whose moves are fast for their boxes' size (a sample of them
+/// says so) is one-shot even when too few proxies move for a busy frame:
+/// 300 of 2000 cubes of side 1 moving 2.5 along an axis (the index would
+/// re-fatten nearly all of them) take the one-shot path, the same 300
+/// moving 0.05 stay incremental, and so do 40 (too few) moving fast.
+/// Every frame's pairs and events are brute force's.
+#[test]
+fn fast_moves_take_one_shot_frames() {
+    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(bp: broadphase::persistent::Engine<f64, 3, I>) {
+        let mut c = Crowd::new(bp);
+        let slow = |rng: &mut Rng| [rng.unit() * 0.1 - 0.05, 0.05, 0.0];
+        let fast = |rng: &mut Rng| if rng.below(2) == 0 { [2.5, 0.0, 0.0] } else { [0.0, -2.5, 0.0] };
+        let moved = 300;
+        assert_eq!(c.frame(0, slow), 0);
+        for _ in 0..7 {
+            assert!(c.frame(moved, slow) > 1000, "{}: slow moves", c.bp.name());
+        }
+        assert_eq!(c.frame(moved, fast), 0, "{}: fast moves", c.bp.name());
+        assert_eq!(c.frame(moved, fast), 0, "{}: fast moves", c.bp.name());
+        // Slow again: incremental (the last incremental phase lasted).
+        assert!(c.frame(moved, slow) > 1000);
+        // Few fast moves: incremental.
+        assert!(c.frame(40, fast) > 1000);
     }
     check(HashGrid::<f64, 3>::default());
     check(DynamicTree::<f64, 3>::default());

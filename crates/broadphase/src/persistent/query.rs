@@ -286,7 +286,7 @@ const ERRATIC_CAP: f64 = 20.0;
 /// steady motion reach less than 2 extents). A lone bullet through a static
 /// town re-fattens every update instead of every 24: 0.08-0.09 -> 0.30-0.58
 /// µs a frame, the same at 1e4 and 1e6 static boxes.
-const REACH_CAP: f64 = 2.0;
+pub(crate) const REACH_CAP: f64 = 2.0;
 
 /// The direction of `v`, its components scaled to at most 127 in size
 /// (`[0; D]` for no motion or a non-finite one).
