@@ -218,7 +218,7 @@ impl<T: Copy> HugeVec<T> {
     pub fn reserve(&mut self, additional: usize) {
         let need = self.len.checked_add(additional).expect("capacity overflow");
         if need > self.cap {
-            self.reallocate(need.max(self.cap * 2).max(4));
+            self.reallocate(need.max(self.cap.saturating_mul(2)).max(4));
         }
     }
 
