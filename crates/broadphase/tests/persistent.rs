@@ -720,6 +720,16 @@ fn proxies_at_rest_track_only_their_pairs() {
     check(DynamicTree::<f64, 3>::default());
 }
 
+/// Runs `check` on the four engines of [`Crowd`] tests.
+macro_rules! crowd_engines {
+    ($check:ident) => {
+        $check(HashGrid::<f64, 3>::default());
+        $check(DynamicTree::<f64, 3>::default());
+        $check(IncrementalSap::<f64, 3>::default());
+        $check(MultiSap::<f64, 3>::default());
+    };
+}
+
 /// 2000 cubes of side 1 in a world of side 16, an engine and the brute
 /// force beside it, stepped frame by frame.
 struct Crowd<I: broadphase::persistent::SpatialIndex<f64, 3>> {
@@ -827,10 +837,7 @@ fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
         }
         assert!(c.frame(calm, slow) > 1000);
     }
-    check(HashGrid::<f64, 3>::default());
-    check(DynamicTree::<f64, 3>::default());
-    check(IncrementalSap::<f64, 3>::default());
-    check(MultiSap::<f64, 3>::default());
+    crowd_engines!(check);
 }
 
 /// A frame whose moves are fast for their boxes' size (a sample of them
@@ -857,10 +864,7 @@ fn fast_moves_take_one_shot_frames() {
         // Few fast moves: incremental.
         assert!(c.frame(40, fast) > 1000);
     }
-    check(HashGrid::<f64, 3>::default());
-    check(DynamicTree::<f64, 3>::default());
-    check(IncrementalSap::<f64, 3>::default());
-    check(MultiSap::<f64, 3>::default());
+    crowd_engines!(check);
 }
 
 /// The event stream of a long seeded history, hashed: the same for every

@@ -773,7 +773,7 @@ impl Lists {
     ///
     /// PERF: most arrays hold a few entries, and a copy of a length known
     /// only at run time is a call to `memmove`: those of at most
-    /// [`SHORT`] entries are copied as a block of that many (the pool's
+    /// `SHORT` (8) entries are copied as a block of that many (the pool's
     /// entries after an array are initialised, whatever they hold) and the
     /// excess cut off. 10% of 1e5 proxies moving (`frames`, hash grid,
     /// alone, four runs alternated): the median frame 0.648-0.703 ->
