@@ -230,13 +230,13 @@ const RENT_MAX: u32 = 12;
 /// at least one in [`FAST_CHANGED`] changed). Re-fattening a proxy and
 /// re-tracking its pairs takes about 1.3-3 µs, a one-shot frame about 45
 /// ns a proxy (1e5 uniform), so past about one proxy in 50-80 the one-shot
-/// frame is cheaper. 10%
-/// of 1e5 unit boxes moving, `frames` alone, medians (means) before ->
-/// after: hash grid at 1.0 a frame 14-18 -> 4.1-4.3 ms, at 0.5 7.6-7.9 ->
-/// 3.8-4.0 ms, the dynamic tree at 1.0 and 0.5 27.8 and 13.6 -> 4.2 and
-/// 4.0 ms; at 0.3 (about one in 100 expected) and below both stay
-/// incremental (grid 4.1-5.0 ms, tree 8.1 ms); 0.05, the bench's default,
-/// expects one in 400.
+/// frame is cheaper. (The sweep-and-prune forms hold no fat boxes; fast
+/// moves cost them as many swaps.) 10% of 1e5 unit boxes moving, `frames`
+/// alone, medians before -> after: hash grid at 1.0 a frame 14-18 ->
+/// 4.1-4.3 ms, at 0.5 7.6-7.9 -> 3.8-4.0 ms; dynamic tree 27.8 and 13.6 ->
+/// 4.2 and 4.0 ms; multi-region SAP 24.3 and 18.0 -> 4.2 and 4.1 ms; at 0.3
+/// (about one in 100 expected) and below they stay incremental (grid
+/// 4.1-5.0 ms, tree 8.1 ms); 0.05, the bench's default, expects one in 400.
 const FAST_SHARE: usize = 80;
 /// See [`FAST_SHARE`]: a few fast proxies (a bullet) stay incremental.
 const FAST_CHANGED: usize = 32;
