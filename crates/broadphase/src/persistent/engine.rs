@@ -89,6 +89,11 @@ pub mod sealed {
         /// with a rebuild and a one-shot search (every index but the
         /// brute-force reference).
         const ONESHOT: bool;
+        /// With `ONESHOT`: a frame in which one proxy in this many or more
+        /// changed (moved, or got a new filter) is busy, whatever it
+        /// inserts; one that also counts the arrivals is busy from a
+        /// quarter (see `Engine::busy`). By default a quarter too.
+        const BUSY_CHANGES: usize = 4;
         /// A batch of arrivals that is at least this share (one in
         /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by a
         /// one-shot search among the arrivals and a grid over them that the
@@ -726,8 +731,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// the changes asked for (moves to the same box included).
     fn busy(&self) -> bool {
         I::ONESHOT && {
-            let changed = self.store.changes.len() + self.store.inserted.len();
-            changed >= ONESHOT_MIN && changed * 4 >= self.store.len()
+            let (moved, n) = (self.store.changes.len(), self.store.len());
+            let changed = moved + self.store.inserted.len();
+            changed >= ONESHOT_MIN && (changed * 4 >= n || moved * I::BUSY_CHANGES >= n)
         }
     }
 
