@@ -847,7 +847,9 @@ fn calm_frames_after_a_bounce_stay_one_shot_for_a_while() {
 /// same 300 moving 0.05 stay incremental, and so do 40 (too few) moving
 /// fast. The sweep-and-prune forms, whose moves cost more (every move
 /// swaps endpoints), are busy from fewer changes: the 300 slow moves are
-/// one-shot there. Every frame's pairs and events are brute force's.
+/// one-shot there; the tree, whose re-fattening is dearer, is one-shot
+/// from slower moves than the grid. Every frame's pairs and events are
+/// brute force's.
 #[test]
 fn fast_moves_take_one_shot_frames() {
     fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(bp: broadphase::persistent::Engine<f64, 3, I>) {
@@ -866,6 +868,15 @@ fn fast_moves_take_one_shot_frames() {
         }
         assert_eq!(c.frame(moved, fast), 0, "{name}: fast moves");
         assert_eq!(c.frame(moved, fast), 0, "{name}: fast moves");
+        // Brisk moves (0.12, about one proxy in 110 expected to re-fatten):
+        // one-shot for the tree, whose re-fattening is dearer, not for the
+        // grid.
+        let brisk = |_: &mut Rng| [0.12, 0.0, 0.0];
+        for _ in 0..7 {
+            c.frame(40, slow);
+        }
+        let tracked = c.frame(moved, brisk);
+        assert_eq!(tracked == 0, sweeps || name == "dynamic-tree", "{name}: brisk moves ({tracked} tracked)");
         if !sweeps {
             // Slow again: incremental (the last incremental phase lasted).
             assert!(c.frame(moved, slow) > 1000, "{name}");

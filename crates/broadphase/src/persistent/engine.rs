@@ -94,6 +94,10 @@ pub mod sealed {
         /// inserts; one that also counts the arrivals is busy from a
         /// quarter (see `Engine::busy`). By default a quarter too.
         const BUSY_CHANGES: usize = 4;
+        /// With `ONESHOT`: a frame whose moves are expected to re-fatten
+        /// one proxy in this many or more is one-shot (see [`FAST_SHARE`],
+        /// the default).
+        const FAST_SHARE: usize = super::FAST_SHARE;
         /// A batch of arrivals that is at least this share (one in
         /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by a
         /// one-shot search among the arrivals and a grid over them that the
@@ -242,6 +246,7 @@ const RENT_MAX: u32 = 12;
 /// 4.2 and 4.0 ms; multi-region SAP 24.3 and 18.0 -> 4.2 and 4.1 ms; at 0.3
 /// (about one in 100 expected) and below they stay incremental (grid
 /// 4.1-5.0 ms, tree 8.1 ms); 0.05, the bench's default, expects one in 400.
+/// The default of `IndexImpl::FAST_SHARE`; the tree takes 160.
 const FAST_SHARE: usize = 80;
 /// See [`FAST_SHARE`]: a few fast proxies (a bullet) stay incremental.
 const FAST_CHANGED: usize = 32;
@@ -763,7 +768,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 }
             })
             .sum();
-        changes.len() as f64 * rate / k as f64 * FAST_SHARE as f64 >= n as f64
+        changes.len() as f64 * rate / k as f64 * I::FAST_SHARE as f64 >= n as f64
     }
 
     /// Whether this update takes the one-shot path: a busy frame, or a calm
