@@ -95,7 +95,7 @@ pub mod sealed {
         /// quarter (see `Engine::busy`). By default a quarter too.
         const BUSY_CHANGES: usize = 4;
         /// With `ONESHOT`: a frame whose moves are expected to re-fatten
-        /// one proxy in this many or more is one-shot (see `FAST_SHARE` in this module,
+        /// one proxy in this many or more is one-shot (see the engine module's `FAST_SHARE`,
         /// the default).
         const FAST_SHARE: usize = super::FAST_SHARE;
         /// A batch of arrivals that is at least this share (one in
