@@ -42,26 +42,18 @@ pub(crate) fn spare<T>(v: &mut Vec<T>, k: usize) {
     }
 }
 
-#[cfg(target_os = "linux")]
 fn advise_huge<T>(v: &Vec<T>) {
-    const PAGE: usize = 2 << 20;
     let bytes = v.capacity() * core::mem::size_of::<T>();
     if bytes < HUGE_MIN {
         return;
     }
+    // The huge pages wholly inside the buffer.
     let start = v.as_ptr() as usize;
-    let (from, to) = (start.next_multiple_of(PAGE), (start + bytes) / PAGE * PAGE);
+    let (from, to) = (start.next_multiple_of(HUGE_PAGE), (start + bytes) / HUGE_PAGE * HUGE_PAGE);
     if to > from {
-        // SAFETY: `from..to` lies within the allocation of `v`, which this
-        // borrow keeps alive; the advice changes how pages are backed,
-        // never their contents, and a refusal (an error return) is
-        // harmless.
-        unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+        advise_range(from as *mut u8, to - from);
     }
 }
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge<T>(_: &Vec<T>) {}
 
 /// A huge page, and the alignment of a [`HugeVec`]'s large buffers.
 const HUGE_PAGE: usize = 2 << 20;
@@ -292,7 +284,7 @@ impl<T: Copy> HugeVec<T> {
 }
 
 /// Advises the huge pages of `bytes` bytes from `start`, a huge-page
-/// boundary.
+/// boundary, all within one allocation of the caller's.
 #[cfg(all(target_os = "linux", not(miri)))]
 fn advise_range(start: *mut u8, bytes: usize) {
     // SAFETY: the range is one allocation of the caller's; the advice

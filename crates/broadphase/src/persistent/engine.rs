@@ -758,8 +758,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 let c = &changes[j * changes.len() / k];
                 let Some(b) = c.aabb else { return 0.0 };
                 let old = &self.store.aabb[c.slot as usize];
-                let step = (0..D).map(|a| (b.center(a) - old.center(a)).abs()).fold(0.0, f64::max);
-                let ext = (0..D).map(|a| old.max()[a].to_f64() - old.min()[a].to_f64()).fold(0.0, f64::max);
+                let step = displacement(old, &b).iter().fold(0.0, |m: f64, x| m.max(x.abs()));
+                let ext = (0..D).map(|a| old.extent(a)).fold(0.0, f64::max);
                 // (A point, `ext` 0, that moves re-fattens each time.)
                 if step > 0.0 {
                     (step / (REACH_CAP * ext)).min(1.0)

@@ -358,7 +358,7 @@ impl<const D: usize> Headings<D> {
         };
         // The reach, at most `REACH_CAP` box extents (the margin for a
         // smaller box; no cap for a point without a margin).
-        let ext = (0..D).map(|k| b.max()[k].to_f64() - b.min()[k].to_f64()).fold(margin, f64::max);
+        let ext = (0..D).map(|k| b.extent(k)).fold(margin, f64::max);
         let p = if ext > 0.0 && step > 0.0 { p.min(REACH_CAP * ext / step) } else { p };
         fatten(b, Some(v), m, p)
     }
