@@ -834,14 +834,30 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     fn track_all(&mut self) {
         self.search_all(true);
         self.cache.clear();
-        let sc = core::mem::take(&mut self.scratch);
+        let mut sc = core::mem::take(&mut self.scratch);
+        // PERF: the pairs sorted by slots first (a radix sort): each slot's
+        // entries then go in one after the other, and the exact array comes
+        // out sorted, as the event diff wants it (`sorted_pairs`).
+        let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
+        sc.keys.clear();
         for p in &sc.pairs {
+            // Slots are listed in ascending order, so `x < y`.
             let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
             if self.allowed(x, y) {
-                let exact = self.store.aabb[x as usize].overlaps(&self.store.aabb[y as usize]);
-                self.cache.add(self.pair(x, y), exact);
+                sc.keys.push((x as u64) << bits | y as u64);
             }
         }
+        sort_by_small_key(&mut sc.keys, &mut sc.sorting.by_hi, 2 * bits, |&k| k);
+        let st = &self.store;
+        let low = (1u64 << bits) - 1;
+        self.cache.add_all(
+            &sc.keys,
+            |k| ((k >> bits) as u32, (k & low) as u32),
+            |x, y| {
+                let pair = ProxyPair::ordered(st.id(x), st.id(y));
+                (pair, st.aabb[x as usize].overlaps(&st.aabb[y as usize]))
+            },
+        );
         self.scratch = sc;
     }
 
@@ -852,9 +868,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             out.extend_from_slice(&self.flat_pairs);
             return;
         }
-        if self.cache.pairs().is_empty() {
-            // A first load: no counting sort over every slot for nothing.
+        if self.cache.pairs().is_empty() || self.cache.pairs().is_sorted() {
+            // A first load: no counting sort over every slot for nothing; or
+            // pairs tracked in order (`track_all`): nothing to sort.
             out.clear();
+            out.extend_from_slice(self.cache.pairs());
             return;
         }
         let mut sc = core::mem::take(&mut self.scratch);

@@ -245,6 +245,33 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
         store.aabb[s as usize]
     }
 
+    /// How many cells filing `slots` (by their fresh fat boxes) will fill,
+    /// about, and how many entries each: the entries summed over the
+    /// boxes' ranges, the cells at most the range all of them span (fewer
+    /// where the boxes cluster, so the room per cell is then too small,
+    /// which only leaves some lists to grow).
+    fn sizing(&self, store: &Store<S, D>, slots: impl Iterator<Item = u32>) -> (usize, usize) {
+        let (mut lo, mut hi) = ([i64::MAX; D], [i64::MIN; D]);
+        let mut entries = 0u64;
+        for s in slots {
+            let r = self.cells_of(&self.fresh_fat(store, s));
+            if Self::is_big(&r) {
+                continue;
+            }
+            entries += (0..D).map(|k| (r.1[k] - r.0[k] + 1) as u64).product::<u64>();
+            for k in 0..D {
+                lo[k] = lo[k].min(r.0[k]);
+                hi[k] = hi[k].max(r.1[k]);
+            }
+        }
+        if entries == 0 {
+            return (0, 0);
+        }
+        let span = (0..D).fold(1u64, |n, k| n.saturating_mul((hi[k] - lo[k] + 1) as u64));
+        let cells = span.min(entries);
+        (cells as usize, entries.div_ceil(cells).min(64) as usize)
+    }
+
     /// Files slot `s` (filed nowhere) by the fat box `fat`.
     fn file(&mut self, s: u32, fat: Aabb<S, D>) {
         let r = self.cells_of(&fat);
@@ -684,9 +711,15 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         self.big.clear();
         let live = || (0..store.slots() as u32).filter(|&s| store.meta[s as usize].state == State::Live);
         self.choose(store, live());
+        // PERF: the table and its lists sized from the boxes first, so that
+        // a first build (after a level load) does not grow the table's
+        // buckets and each cell's list by doubling (see `sizing`).
+        let (cells, room) = self.sizing(store, live());
+        self.table.prepare(cells, room);
         for s in live() {
             self.add(store, s);
         }
+        self.table.prepare(0, 0);
     }
 
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {

@@ -352,6 +352,39 @@ impl PairCache {
         }
     }
 
+    /// Tracks the pair of slots `slots(item)` (`a < b`) of every item, each
+    /// pair once, none tracked before: `pair` gives each one's ids and whether
+    /// its exact boxes overlap. The same state as [`add`](Self::add) for
+    /// each in turn (records and exact pairs in this order), but each slot's
+    /// array placed once, with the room `add`'s doublings would have given
+    /// it, instead of moving as it grows.
+    pub fn add_all<T: Copy>(
+        &mut self,
+        items: &[T],
+        slots: impl Fn(T) -> (u32, u32),
+        mut pair: impl FnMut(u32, u32) -> (ProxyPair, bool),
+    ) {
+        debug_assert!(self.live == 0 && self.recs.is_empty() && self.exact.is_empty());
+        self.adj.place(items.iter().flat_map(|&t| {
+            let (a, b) = slots(t);
+            [a, b]
+        }));
+        self.recs.reserve(items.len());
+        self.exact.reserve(items.len());
+        self.exact_of.reserve(items.len());
+        for &t in items {
+            let (a, b) = slots(t);
+            let (p, exact) = pair(a, b);
+            debug_assert!(p.a.index() == a && p.b.index() == b);
+            let pos = self.recs.len() as u32;
+            let v = entry_field(pos, exact);
+            let at = [self.adj.push_placed(a as usize, [b, v]), self.adj.push_placed(b as usize, [a, v])];
+            let exact = if exact { self.push_exact(pos, p) } else { NIL };
+            self.recs.push(Rec { pair: p, exact, at });
+        }
+        self.live = items.len();
+    }
+
     /// Appends pair `p` of record `pos` to the exact array; returns its
     /// place there.
     #[inline]
@@ -813,6 +846,39 @@ impl Lists {
         h.len += 1;
     }
 
+    /// Empties every array and lays out new ones for the entries `slots`
+    /// names (a slot once per entry it will get), each with the room
+    /// [`push`](Self::push) would have grown it to (four, then doubling),
+    /// one after the other in slot order: [`push_placed`](Self::push_placed)
+    /// then fills them without moving any.
+    pub fn place(&mut self, slots: impl Iterator<Item = u32>) {
+        self.clear();
+        for s in slots {
+            self.heads[s as usize].cap += 1;
+        }
+        let mut start = 0usize;
+        for h in self.heads.iter_mut() {
+            let need = h.cap;
+            h.cap = if need == 0 { 0 } else { need.max(4).next_power_of_two() };
+            h.start = start as u32;
+            start += h.cap as usize;
+        }
+        assert!(start <= u32::MAX as usize, "more than 2^32 pair entries");
+        self.pool.resize(start, [0; 2]);
+    }
+
+    /// Appends `e` to slot `s`'s array, which has room for it (see
+    /// [`place`](Self::place)); returns its place in the array.
+    #[inline]
+    pub fn push_placed(&mut self, s: usize, e: [u32; 2]) -> u32 {
+        let h = &mut self.heads[s];
+        debug_assert!(h.len < h.cap);
+        let at = h.len;
+        self.pool[(h.start + at) as usize] = e;
+        h.len += 1;
+        at
+    }
+
     /// Gives slot `s`'s full array twice the room (four entries at first).
     #[cold]
     fn relocate(&mut self, s: usize) {
@@ -973,6 +1039,52 @@ mod tests {
             assert!(!eb.is_empty() && eb.iter().all(|e| matches!(e, PairEvent::End(_))));
             assert_eq!(eb, es);
             assert!(batch.tracked().all(|(_, a, b)| !removed.contains(&a) && !removed.contains(&b)));
+        }
+    }
+
+    /// The pairs of `sample(slots)`, in its order, as `(x, y, exact)`.
+    fn sample_pairs(slots: u32) -> Vec<(u32, u32, bool)> {
+        (0..slots)
+            .flat_map(|x| (x + 1..slots).filter(move |y| (x + y) % 3 == 0).map(move |y| (x, y, x * y % 2 == 0)))
+            .collect()
+    }
+
+    #[test]
+    fn add_all_matches_one_by_one() {
+        let want = sample(60);
+        let pairs = sample_pairs(60);
+        // Into an empty cache, and into one that tracked pairs and lost them
+        // all (its arrays keep their room), after a clear.
+        let mut used = sample(30);
+        let gone: Vec<u32> = (0..30).collect();
+        used.remove_batch(&gone, |_| {});
+        used.grow(60);
+        for mut c in [PairCache::default(), used] {
+            c.grow(60);
+            c.clear();
+            c.add_all(
+                &pairs,
+                |(x, y, _)| (x, y),
+                |x, y| {
+                    let e = pairs.iter().find(|p| (p.0, p.1) == (x, y)).expect("a listed pair").2;
+                    (ProxyPair::new(ProxyId::new(x, 0), ProxyId::new(y, 0)), e)
+                },
+            );
+            c.validate().unwrap();
+            assert_eq!(c.tracked_len(), want.tracked_len());
+            assert_eq!(c.pairs(), want.pairs(), "the exact pairs in the same order");
+            assert_eq!(state(&c), state(&want));
+            for &(x, y, _) in &pairs {
+                assert_eq!(c.position(x, y), want.position(x, y));
+            }
+            // Arrays placed with room grow and shrink as usual afterwards.
+            for x in (0..20).filter(|x| (x + 59) % 3 != 0) {
+                c.add(ProxyPair::new(ProxyId::new(x, 0), ProxyId::new(59, 0)), true);
+            }
+            let mut ends = Vec::new();
+            c.remove_all(3, &mut |e| ends.push(e));
+            c.validate().unwrap();
+            assert!(!ends.is_empty() && c.tracked().all(|(_, a, b)| a != 3 && b != 3));
         }
     }
 

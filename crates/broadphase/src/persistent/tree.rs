@@ -296,9 +296,18 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
     }
 
     /// Builds the tree top-down over `items` (slot, box), returning the
-    /// leaf node of each item in `leaf_of`: split at the median centre of
-    /// the widest axis, or (`coded`) by Morton codes ([`build_coded`](Self::build_coded)).
-    fn build(&mut self, items: &[(u32, Aabb<S, D>)], leaf_of: &mut [u32], coded: bool) {
+    /// leaf node of each item in `leaf_of`: split by Morton codes
+    /// ([`build_coded`](Self::build_coded)).
+    ///
+    /// PERF: median splits of the widest axis (a selection per node, which
+    /// `build_range` still makes for ties) built the trees of 1e5 uniform
+    /// boxes in 14-17 ms, the codes in 4.2-4.8 ms. The first incremental
+    /// frame after one-shot ones (a level load) rebuilds the tree: 27-30 ms
+    /// before -> 14-16 ms with this and `PairCache::add_all`. The frames
+    /// after it were as fast on either tree (10% of 1e5 moving, `frames`
+    /// alone, 300 frames, four alternated rounds: medians 1.02-1.11 ms with
+    /// median splits, 1.06-1.11 with codes; means 2.30-2.44 and 2.33-2.41).
+    fn build(&mut self, items: &[(u32, Aabb<S, D>)], leaf_of: &mut [u32]) {
         self.clear();
         if items.is_empty() {
             return;
@@ -309,12 +318,6 @@ impl<S: Scalar, const D: usize> Tree<S, D> {
         // position: the splits compare plain numbers instead of two boxes'
         // centers, worked out anew for every comparison.
         let center = |b: &Aabb<S, D>| -> [f64; D] { core::array::from_fn(|a| b.center(a)) };
-        if !coded {
-            let mut keyed: Vec<([f64; D], u32)> =
-                items.iter().enumerate().map(|(k, (_, b))| (center(b), k as u32)).collect();
-            self.root = self.build_range(&mut keyed, items, NIL, leaf_of);
-            return;
-        }
         let centers: Vec<[f64; D]> = items.iter().map(|(_, b)| center(b)).collect();
         // The items sorted by the Morton code of their centres (quantised
         // over the centres' bounds).
@@ -677,9 +680,6 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
         // time (level streaming: 1e5 arrivals). The build goes by Morton
         // codes: 1e5 arrivals into 1e6 static proxies (uniform 3D `f32`),
         // the insert frame 139-144 -> 131-135 ms, three alternated runs.
-        // `rebuild` keeps the median splits, whose trees answered the
-        // frames after slightly faster (10% of 1e5 moving: 1.89-1.92 ms a
-        // frame against 1.96-1.99 with Morton splits).
         let mut arrivals = [0usize; 2];
         for &s in &frame.inserted {
             arrivals[tree_of(store.kind[s as usize])] += 1;
@@ -695,7 +695,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                 }
                 self.trees[t].leaves_into(&mut items);
                 let mut leaf = core::mem::take(&mut self.leaf);
-                self.trees[t].build(&items, &mut leaf, true);
+                self.trees[t].build(&items, &mut leaf);
                 self.leaf = leaf;
             }
         }
@@ -774,7 +774,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
                     .map(|s| (s, Self::fresh(&store.aabb[s as usize]))),
             );
             let mut leaf = core::mem::take(&mut self.leaf);
-            self.trees[t].build(&items, &mut leaf, false);
+            self.trees[t].build(&items, &mut leaf);
             self.leaf = leaf;
         }
         for s in live() {
