@@ -201,7 +201,7 @@ impl<S: Scalar, const D: usize, I: sealed::IndexImpl<S, D>> SpatialIndex<S, D> f
 const ONESHOT_MIN: usize = if cfg!(miri) { 16 } else { 256 };
 /// When to go back from one-shot ("flat") frames to incremental ones: a
 /// rent-or-buy choice. Going back rebuilds the index and the tracked pairs,
-/// about four one-shot frames of work (1e5 uniform proxies: 15-25 ms);
+/// about four one-shot frames of work (1e5 uniform proxies: 12-21 ms);
 /// staying pays a one-shot frame for each calm frame (fewer changes than a
 /// one-shot frame asks, see `busy`), where an incremental frame would cost
 /// a fraction of one. By default the first calm frame goes back, so a
