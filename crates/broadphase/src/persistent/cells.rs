@@ -147,13 +147,11 @@ pub struct CellTable<E> {
     /// `64 - log2(buckets.len())`: the home bucket is the top bits of the hash.
     shift: u32,
     pool: Vec<Vec<E>>,
-    /// The room a new cell's list gets when the pool has none to give.
-    room: usize,
 }
 
 impl<E> Default for CellTable<E> {
     fn default() -> Self {
-        Self { buckets: Vec::new(), len: 0, shift: 64, pool: Vec::new(), room: 0 }
+        Self { buckets: Vec::new(), len: 0, shift: 64, pool: Vec::new() }
     }
 }
 
@@ -227,7 +225,7 @@ impl<E> CellTable<E> {
             if k == EMPTY {
                 let b = &mut self.buckets[i];
                 b.key = key;
-                b.list = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(self.room));
+                b.list = self.pool.pop().unwrap_or_default();
                 self.len += 1;
                 break;
             }
@@ -236,15 +234,12 @@ impl<E> CellTable<E> {
         &mut self.buckets[i].list
     }
 
-    /// Prepares for filing into about `cells` cells, about `room` entries
-    /// each (a rebuild): buckets for all of them at once, and new lists with
-    /// that room, instead of growing both by doubling. `room` stays in
-    /// force until set again.
-    pub fn prepare(&mut self, cells: usize, room: usize) {
+    /// Makes room for `cells` cells in all (a rebuild): the buckets grown
+    /// once, not by doubling as the cells arrive.
+    pub fn prepare(&mut self, cells: usize) {
         while (cells + 1) * 2 > self.buckets.len() {
             self.grow();
         }
-        self.room = room;
     }
 
     /// Removes the cell in bucket `b`; its list (cleared) goes to the pool.
