@@ -98,6 +98,15 @@ pub mod sealed {
         /// one proxy in this many or more is one-shot (see the engine module's `FAST_SHARE`,
         /// the default).
         const FAST_SHARE: usize = super::FAST_SHARE;
+        /// With `ONESHOT`: the first incremental frame after one-shot ones
+        /// finds the pairs to track from the last update's pairs where at
+        /// most one proxy in this many changed since, asking the index for
+        /// the changed ones' pairs (see `Engine::pairs_from_old`); `None`:
+        /// always by a search over every held box. Only for an index whose
+        /// rebuild holds every proxy's exact box (so that the pairs to track
+        /// right after it are the overlapping pairs) and whose queries are
+        /// cheap.
+        const OLD_PAIRS_SHARE: Option<usize> = None;
         /// A batch of arrivals that is at least this share (one in
         /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by a
         /// one-shot search among the arrivals and a grid over them that the
@@ -201,7 +210,7 @@ impl<S: Scalar, const D: usize, I: sealed::IndexImpl<S, D>> SpatialIndex<S, D> f
 const ONESHOT_MIN: usize = if cfg!(miri) { 16 } else { 256 };
 /// When to go back from one-shot ("flat") frames to incremental ones: a
 /// rent-or-buy choice. Going back rebuilds the index and the tracked pairs,
-/// about four one-shot frames of work (1e5 uniform proxies: 12-21 ms);
+/// a few one-shot frames of work (1e5 uniform proxies: 10-20 ms);
 /// staying pays a one-shot frame for each calm frame (fewer changes than a
 /// one-shot frame asks, see `busy`), where an incremental frame would cost
 /// a fraction of one. By default the first calm frame goes back, so a
@@ -252,6 +261,9 @@ const FAST_SHARE: usize = 80;
 const FAST_CHANGED: usize = 32;
 /// The changes sampled for their speed.
 const FAST_SAMPLE: usize = 32;
+/// The default of `IndexImpl::OLD_PAIRS_SHARE` for the indexes that take
+/// the pairs to track after a rebuild from the last update's pairs.
+pub(super) const OLD_PAIRS_SHARE: usize = 16;
 /// In a flat phase (after one-shot frames) the first this many queries
 /// scan every box, and the next one builds an index for the rest: a scan
 /// of 1e5 boxes costs 0.1-0.3 ms, the index some fifty times that (a rent
@@ -829,25 +841,32 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
     }
 
-    /// Rebuilds the tracked pairs in bulk from one search over the held
-    /// boxes (each pair is found once, so no lookups).
-    fn track_all(&mut self) {
-        self.search_all(true);
+    /// Rebuilds the tracked pairs in bulk, right after the index's rebuild:
+    /// from `old`, the pairs of the last update (sorted), where few proxies
+    /// changed since (see [`Engine::pairs_from_old`]), else from one search
+    /// over the held boxes (each pair is found once, so no lookups).
+    fn track_all(&mut self, old: &[ProxyPair]) {
         self.cache.clear();
-        let mut sc = core::mem::take(&mut self.scratch);
-        // PERF: the pairs sorted by slots first (a radix sort): each slot's
-        // entries then go in one after the other, and the exact array comes
-        // out sorted, as the event diff wants it (`sorted_pairs`).
         let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
-        sc.keys.clear();
-        for p in &sc.pairs {
-            // Slots are listed in ascending order, so `x < y`.
-            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            if self.allowed(x, y) {
-                sc.keys.push((x as u64) << bits | y as u64);
+        if !self.pairs_from_old(old, bits) {
+            self.search_all(true);
+            let mut sc = core::mem::take(&mut self.scratch);
+            sc.keys.clear();
+            for p in &sc.pairs {
+                // Slots are listed in ascending order, so `x < y`.
+                let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+                if self.allowed(x, y) {
+                    sc.keys.push((x as u64) << bits | y as u64);
+                }
             }
+            // PERF: the pairs sorted by slots first (a radix sort): each
+            // slot's entries then go in one after the other, and the exact
+            // array comes out sorted, as the event diff wants it
+            // (`sorted_pairs`).
+            sort_by_small_key(&mut sc.keys, &mut sc.sorting.by_hi, 2 * bits, |&k| k);
+            self.scratch = sc;
         }
-        sort_by_small_key(&mut sc.keys, &mut sc.sorting.by_hi, 2 * bits, |&k| k);
+        let sc = core::mem::take(&mut self.scratch);
         let st = &self.store;
         let low = (1u64 << bits) - 1;
         self.cache.add_all(
@@ -859,6 +878,83 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             },
         );
         self.scratch = sc;
+    }
+
+    /// The pairs to track right after the index's rebuild, as sorted slot
+    /// keys (`x << bits | y`) into the scratch's `keys`, from `old` (the
+    /// pairs of the last update, sorted), when few proxies changed since:
+    /// the old pairs of unchanged proxies, and the changed proxies' pairs,
+    /// asked of the index. Returns `false` (and does nothing) when too many
+    /// changed, or when the index does not take this way
+    /// ([`IndexImpl::OLD_PAIRS_SHARE`](sealed::IndexImpl::OLD_PAIRS_SHARE)).
+    ///
+    /// Exact because after a rebuild such an index holds the exact boxes:
+    /// the pairs to track are the allowed overlapping pairs; those of two
+    /// unchanged proxies are the old ones (same boxes, same filters), and
+    /// the index's query from each changed proxy finds the others, once
+    /// (a pair of two changed ones from the smaller slot).
+    ///
+    /// PERF: 1% of 1e5 uniform proxies moving after a load, the frame
+    /// after: a search over every held box (3.3-5.5 ms) and a sort of its
+    /// pairs (0.5 ms) replaced by 1000 queries; tracking the pairs took
+    /// 9-10 ms, now 4.7-5.3 (hash grid), 5.8-6.9 (multi-region SAP). The
+    /// incremental SAP's queries scan a slab of endpoints: 1000 of them took
+    /// 49-50 ms.
+    fn pairs_from_old(&mut self, old: &[ProxyPair], bits: u32) -> bool {
+        let fr = &self.frame;
+        let changed = fr.moved.len() + fr.inserted.len() + fr.refiltered.len() + fr.removed.len();
+        if I::OLD_PAIRS_SHARE.is_none_or(|share| changed * share > self.store.len()) {
+            return false;
+        }
+        let mut sc = core::mem::take(&mut self.scratch);
+        let st = &self.store;
+        sc.seen.clear();
+        sc.seen.resize(st.slots(), 0);
+        let changes =
+            || fr.moved.iter().map(|m| m.0).chain(fr.inserted.iter().copied()).chain(fr.refiltered.iter().copied());
+        for s in changes().chain(fr.removed.iter().copied()) {
+            sc.seen[s as usize] = 1;
+        }
+        // The old pairs of unchanged proxies, in order.
+        let (seen, keys) = (&sc.seen, &mut sc.keys);
+        keys.clear();
+        keys.extend(old.iter().filter_map(|p| {
+            let (x, y) = (p.a().index(), p.b().index());
+            (seen[x as usize] == 0 && seen[y as usize] == 0).then_some((x as u64) << bits | y as u64)
+        }));
+        let kept = keys.len();
+        // The changed proxies' pairs (removed proxies are in no index).
+        for s in changes() {
+            let region = Region::of(&st.aabb[s as usize]);
+            self.index.query(st, &region, &mut |t| {
+                if t != s && (seen[t as usize] == 0 || s < t) && self.allowed(s, t) {
+                    let (x, y) = if s < t { (s, t) } else { (t, s) };
+                    keys.push((x as u64) << bits | y as u64);
+                }
+                true
+            });
+        }
+        // Merged with the old ones.
+        let found = &mut keys[kept..];
+        sort_by_small_key(found, &mut sc.sorting.by_lo, 2 * bits, |&k| k);
+        let merged = &mut sc.sorting.by_hi;
+        merged.clear();
+        merged.reserve(keys.len());
+        let (mut i, mut j) = (0, kept);
+        while i < kept && j < keys.len() {
+            if keys[i] < keys[j] {
+                merged.push(keys[i]);
+                i += 1;
+            } else {
+                merged.push(keys[j]);
+                j += 1;
+            }
+        }
+        merged.extend_from_slice(&keys[i..kept]);
+        merged.extend_from_slice(&keys[j..]);
+        core::mem::swap(keys, merged);
+        self.scratch = sc;
+        true
     }
 
     /// The reported pairs, sorted, into `out`.
@@ -1264,7 +1360,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.index.rebuild(&self.store);
             let mut old = core::mem::take(&mut self.flat_pairs);
             self.flat = false;
-            self.track_all();
+            self.track_all(&old);
             let mut new = core::mem::take(&mut self.scratch.new);
             self.sorted_pairs(&mut new);
             diff(&old, &new, events, &mut self.scratch.begins);

@@ -587,6 +587,8 @@ fn push_if(out: &mut Vec<(u32, u32)>, keep: bool, v: (u32, u32)) {
 impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
     const NAME: &'static str = "hash-grid";
     const ONESHOT: bool = true;
+    /// A rebuild files each proxy by its exact box (`fresh_fat`), and its queries are cheap.
+    const OLD_PAIRS_SHARE: Option<usize> = Some(super::engine::OLD_PAIRS_SHARE);
     /// The arrivals are filed in their cells anyway, and asking the cells
     /// for their candidates costs less than a bipartite search against the
     /// world. `FRAMES_INSERT` runs of `frames` (uniform 3D f32), two rounds

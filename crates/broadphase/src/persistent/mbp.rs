@@ -395,6 +395,8 @@ impl<S: Scalar, const D: usize> MbpIndex<S, D> {
 impl<S: Scalar, const D: usize> IndexImpl<S, D> for MbpIndex<S, D> {
     const NAME: &'static str = "multi-sap";
     const ONESHOT: bool = true;
+    /// Its regions hold the exact boxes, and its queries are cheap.
+    const OLD_PAIRS_SHARE: Option<usize> = Some(super::engine::OLD_PAIRS_SHARE);
     /// Each moved proxy's endpoints are swapped into place in its regions,
     /// about 0.9 µs a proxy at 1e5 against some 45 ns a proxy for a
     /// one-shot frame: past about one proxy in 20 moving, the one-shot

@@ -646,6 +646,8 @@ impl<S: Scalar, const D: usize> TreeIndex<S, D> {
 impl<S: Scalar, const D: usize> IndexImpl<S, D> for TreeIndex<S, D> {
     const NAME: &'static str = "dynamic-tree";
     const ONESHOT: bool = true;
+    /// A rebuild makes each leaf's box the exact box (`fresh`), and its queries are cheap.
+    const OLD_PAIRS_SHARE: Option<usize> = Some(super::engine::OLD_PAIRS_SHARE);
     /// A re-fattened proxy leaves its tree and enters it again, dearer than
     /// a grid's re-filing: 10% of 1e5 unit boxes moving 0.2 and 0.3 a
     /// frame (about one proxy in 150 and in 100 re-fattened) took 6.3 and
