@@ -844,7 +844,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// Rebuilds the tracked pairs in bulk, right after the index's rebuild:
     /// from `old`, the pairs of the last update (sorted), where few proxies
     /// changed since (see [`Engine::pairs_from_old`]), else from one search
-    /// over the held boxes (each pair is found once, so no lookups).
+    /// over the held boxes (each pair is found once, so no lookups). The
+    /// pairs go in by slots, so the reported ones come out sorted.
     fn track_all(&mut self, old: &[ProxyPair]) {
         self.cache.clear();
         let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
@@ -1361,12 +1362,11 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             let mut old = core::mem::take(&mut self.flat_pairs);
             self.flat = false;
             self.track_all(&old);
-            let mut new = core::mem::take(&mut self.scratch.new);
-            self.sorted_pairs(&mut new);
-            diff(&old, &new, events, &mut self.scratch.begins);
+            // (`track_all` leaves the reported pairs sorted.)
+            debug_assert!(self.cache.pairs().is_sorted());
+            diff(&old, self.cache.pairs(), events, &mut self.scratch.begins);
             old.clear();
             self.flat_pairs = old;
-            self.scratch.new = new;
         } else {
             self.cache.grow(self.store.slots());
             self.drop_removed(events);
