@@ -780,6 +780,21 @@ impl<I: broadphase::persistent::SpatialIndex<f64, 3>> Crowd<I> {
         self.bp.validate().unwrap();
         self.bp.tracked_pairs()
     }
+
+    /// Removes `count` random proxies in one batch (and nothing else),
+    /// updates and checks as [`frame`](Self::frame) does.
+    fn unload(&mut self, count: usize) -> usize {
+        let (mut gone, mut ref_gone) = (Vec::new(), Vec::new());
+        for _ in 0..count {
+            let i = self.rng.below(self.boxes.len());
+            self.boxes.swap_remove(i);
+            gone.push(self.ids.swap_remove(i));
+            ref_gone.push(self.ref_ids.swap_remove(i));
+        }
+        self.bp.remove_batch(&gone).unwrap();
+        self.reference.remove_batch(&ref_gone).unwrap();
+        self.frame(0, |_| [0.0; 3])
+    }
 }
 
 /// Rent or buy between one-shot and incremental frames: after a load the
@@ -886,6 +901,35 @@ fn fast_moves_take_one_shot_frames() {
             c.frame(40, slow);
         }
         assert!(c.frame(40, fast) > 1000, "{name}: few fast moves");
+    }
+    crowd_engines!(check);
+}
+
+/// A batch removing a quarter of the proxies or more (a level unloaded)
+/// takes the one-shot path (no tracked pairs after it), smaller ones the
+/// incremental path; the frames after go back to the incremental path, and
+/// removing every proxy leaves no pair. Every frame's pairs and events are
+/// brute force's.
+#[test]
+fn large_removals_take_one_shot_frames() {
+    fn check<I: broadphase::persistent::SpatialIndex<f64, 3>>(bp: broadphase::persistent::Engine<f64, 3, I>) {
+        let mut c = Crowd::new(bp);
+        let slow = |rng: &mut Rng| [rng.unit() * 0.1 - 0.05, 0.05, 0.0];
+        let name = c.bp.name();
+        assert_eq!(c.frame(0, slow), 0);
+        for _ in 0..7 {
+            assert!(c.frame(10, slow) > 1000, "{name}: calm frames");
+        }
+        // 300 of 2000, less than a quarter: incremental.
+        assert!(c.unload(300) > 1000, "{name}: a small unload");
+        for _ in 0..7 {
+            c.frame(10, slow);
+        }
+        // 600 of 1700: one-shot; calm frames after it go back.
+        assert_eq!(c.unload(600), 0, "{name}: a large unload");
+        assert!(c.frame(10, slow) > 500, "{name}: calm after the unload");
+        assert_eq!(c.unload(c.boxes.len()), 0, "{name}: everything unloaded");
+        assert!(c.bp.pairs().is_empty());
     }
     crowd_engines!(check);
 }

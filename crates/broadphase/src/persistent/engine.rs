@@ -746,11 +746,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// Whether the frame changes enough proxies for the one-shot search to
     /// beat the incremental path, judged before the changes are applied by
     /// the changes asked for (moves to the same box included).
+    ///
+    /// Removals count too, against the proxies before them: a level
+    /// unloaded at once (a quarter or more of the proxies removed) takes
+    /// the one-shot path, whose search meets only the proxies that stay,
+    /// instead of taking each removed proxy out of the index. 1e5 proxies
+    /// all removed in one batch, the update (`frames` batch insert): hash
+    /// grid 18.6 ms, dynamic tree 21.0, multi-region SAP 11.6, incremental
+    /// SAP 3.4 ms before (see the results of 2026-11-28, rebuilds).
     fn busy(&self) -> bool {
         I::ONESHOT && {
             let (moved, n) = (self.store.changes.len(), self.store.len());
+            let gone = self.store.removed.len();
             let changed = moved + self.store.inserted.len();
-            changed >= ONESHOT_MIN && (changed * 4 >= n || moved * I::BUSY_CHANGES >= n)
+            (changed >= ONESHOT_MIN && (changed * 4 >= n || moved * I::BUSY_CHANGES >= n))
+                || (gone >= ONESHOT_MIN && gone * 4 >= n + gone)
         }
     }
 
