@@ -101,11 +101,11 @@ pub mod sealed {
         /// With `ONESHOT`: the first incremental frame after one-shot ones
         /// finds the pairs to track from the last update's pairs where at
         /// most one proxy in this many changed since, asking the index for
-        /// the changed ones' pairs (see `Engine::pairs_from_old`); `None`:
-        /// always by a search over every held box. Only for an index whose
-        /// rebuild holds every proxy's exact box (so that the pairs to track
-        /// right after it are the overlapping pairs) and whose queries are
-        /// cheap.
+        /// the changed ones' pairs ([`marked_pairs`](Self::marked_pairs);
+        /// see `Engine::pairs_from_old`); `None`: always by a search over
+        /// every held box. Only for an index whose rebuild holds every
+        /// proxy's exact box (so that the pairs to track right after it are
+        /// the overlapping pairs) and which finds those pairs cheaply.
         const OLD_PAIRS_SHARE: Option<usize> = None;
         /// A batch of arrivals that is at least this share (one in
         /// `ARRIVALS_ONESHOT`) of all the proxies finds its pairs by a
@@ -190,6 +190,32 @@ pub mod sealed {
         /// Calls `f` with every indexed slot whose box may meet `region`,
         /// until `f` returns `false`.
         fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool);
+
+        /// Right after a rebuild (the index holds the exact boxes): appends
+        /// `(s, t)` for every pair of indexed slots whose boxes overlap and
+        /// one of which is `marked`, once each; `slots` are the marked ones
+        /// (some may be out of the index). By default one query per marked
+        /// slot, the smaller slot reporting a pair of two marked ones.
+        fn marked_pairs(
+            &self,
+            store: &Store<S, D>,
+            slots: &[u32],
+            marked: &dyn Fn(u32) -> bool,
+            out: &mut Vec<(u32, u32)>,
+        ) {
+            for &s in slots {
+                if !store.indexed(s) {
+                    continue;
+                }
+                let region = Region::of(&store.aabb[s as usize]);
+                self.query(store, &region, &mut |t| {
+                    if t != s && (!marked(t) || s < t) {
+                        out.push((s, t));
+                    }
+                    true
+                });
+            }
+        }
 
         fn validate(&self, store: &Store<S, D>) -> Result<(), String>;
 
@@ -909,8 +935,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// after: a search over every held box (3.3-5.5 ms) and a sort of its
     /// pairs (0.5 ms) replaced by 1000 queries; tracking the pairs took
     /// 9-10 ms, now 4.7-5.3 (hash grid), 5.8-6.9 (multi-region SAP). The
-    /// incremental SAP's queries scan a slab of endpoints: 1000 of them took
-    /// 49-50 ms.
+    /// incremental SAP finds them by one sweep instead of queries (each scans
+    /// a slab of endpoints: 1000 of them took 49-50 ms): 8.2-10 -> 6.9-8.1
+    /// ms.
     fn pairs_from_old(&mut self, old: &[ProxyPair], bits: u32) -> bool {
         let fr = &self.frame;
         let changed = fr.moved.len() + fr.inserted.len() + fr.refiltered.len() + fr.removed.len();
@@ -935,15 +962,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }));
         let kept = keys.len();
         // The changed proxies' pairs (removed proxies are in no index).
-        for s in changes() {
-            let region = Region::of(&st.aabb[s as usize]);
-            self.index.query(st, &region, &mut |t| {
-                if t != s && (seen[t as usize] == 0 || s < t) && self.allowed(s, t) {
-                    let (x, y) = if s < t { (s, t) } else { (t, s) };
-                    keys.push((x as u64) << bits | y as u64);
-                }
-                true
-            });
+        let (slots, found) = (&mut sc.other_slots, &mut sc.found);
+        slots.clear();
+        slots.extend(changes());
+        found.clear();
+        self.index.marked_pairs(st, slots, &|t| seen[t as usize] != 0, found);
+        for &(s, t) in found.iter() {
+            if self.allowed(s, t) {
+                let (x, y) = if s < t { (s, t) } else { (t, s) };
+                keys.push((x as u64) << bits | y as u64);
+            }
         }
         // Merged with the old ones.
         let found = &mut keys[kept..];
