@@ -911,7 +911,16 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             |k| ((k >> bits) as u32, (k & low) as u32),
             |x, y| {
                 let pair = ProxyPair::ordered(st.id(x), st.id(y));
-                (pair, st.aabb[x as usize].overlaps(&st.aabb[y as usize]))
+                // An index that holds the exact boxes after a rebuild (those
+                // taking the old pairs' way) holds every pair it tracks now
+                // as overlapping.
+                let exact = if I::OLD_PAIRS_SHARE.is_some() {
+                    debug_assert!(st.aabb[x as usize].overlaps(&st.aabb[y as usize]));
+                    true
+                } else {
+                    st.aabb[x as usize].overlaps(&st.aabb[y as usize])
+                };
+                (pair, exact)
             },
         );
         self.scratch = sc;
