@@ -937,8 +937,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// Exact because after a rebuild such an index holds the exact boxes:
     /// the pairs to track are the allowed overlapping pairs; those of two
     /// unchanged proxies are the old ones (same boxes, same filters), and
-    /// the index's query from each changed proxy finds the others, once
-    /// (a pair of two changed ones from the smaller slot).
+    /// the index finds those of the changed ones, each once
+    /// ([`IndexImpl::marked_pairs`](sealed::IndexImpl::marked_pairs)).
     ///
     /// PERF: 1% of 1e5 uniform proxies moving after a load, the frame
     /// after: a search over every held box (3.3-5.5 ms) and a sort of its

@@ -516,50 +516,6 @@ impl<S: Scalar, const D: usize> GridIndex<S, D> {
     }
 }
 
-/// Calls `f` with the dense index of every cell of a range of cells: `base`
-/// the index of its first cell, `ext` how many more it spans per axis,
-/// `stride` the indices' step per axis (first axis fastest).
-#[inline(always)]
-fn dense_cells<const D: usize>(base: usize, stride: &[usize; D], ext: &[u8; D], mut f: impl FnMut(usize)) {
-    match D {
-        3 => {
-            for z in 0..=ext[2] as usize {
-                for y in 0..=ext[1] as usize {
-                    let row = base + z * stride[2] + y * stride[1];
-                    for x in 0..=ext[0] as usize {
-                        f(row + x);
-                    }
-                }
-            }
-        }
-        2 => {
-            for y in 0..=ext[1] as usize {
-                for x in 0..=ext[0] as usize {
-                    f(base + y * stride[1] + x);
-                }
-            }
-        }
-        _ => {
-            let mut off = [0usize; D];
-            loop {
-                f(base + (0..D).map(|k| off[k] * stride[k]).sum::<usize>());
-                let mut k = 0;
-                loop {
-                    if k == D {
-                        return;
-                    }
-                    if off[k] < ext[k] as usize {
-                        off[k] += 1;
-                        break;
-                    }
-                    off[k] = 0;
-                    k += 1;
-                }
-            }
-        }
-    }
-}
-
 /// Starts loading the first lines (up to 512 bytes) of a cell's list.
 #[inline]
 fn prefetch_list<E>(list: &[E]) {
@@ -749,7 +705,7 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         // doubling would give it. One by
         // one, each entry was a lookup in the table and a push that grew its
         // list by doubling (1e5 uniform proxies, 2.8e5 entries: 8.5-10 ms;
-        // this way 6.4-7.2 ms, most of it the passes over the proxies).
+        // this way 6.5-8 ms, most of it the passes over the proxies).
         let (mut lo, mut hi) = ([i64::MAX; D], [i64::MIN; D]);
         let mut entries = 0usize;
         // The proxies filed in cells, with the first cell of each and how
@@ -785,17 +741,21 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
             }
             return;
         }
-        // Each cell of the range by a dense index, first axis fastest.
+        // Each cell of the range by a dense index, first axis fastest (the
+        // order `cells::each` goes in).
         let mut stride = [0usize; D];
         let mut n = 1;
         for k in 0..D {
             stride[k] = n;
             n *= (hi[k] - lo[k] + 1) as usize;
         }
-        let base = |c0: &[i32; D]| (0..D).map(|k| (c0[k] as i64 - lo[k]) as usize * stride[k]).sum::<usize>();
+        let index = |c: &[i64; D]| (0..D).map(|k| (c[k] - lo[k]) as usize * stride[k]).sum::<usize>();
+        let range = |c0: &[i32; D], ext: &[u8; D]| -> Cells<D> {
+            (c0.map(i64::from), core::array::from_fn(|k| i64::from(c0[k]) + i64::from(ext[k])))
+        };
         let mut starts = vec![0u32; span + 1];
         for (_, c0, ext) in &ranges {
-            dense_cells(base(c0), &stride, ext, |x| starts[x + 1] += 1);
+            cells::each(&range(c0, ext), |c| starts[index(c) + 1] += 1);
         }
         let cells = starts.iter().filter(|&&n| n > 0).count();
         for x in 0..span {
@@ -803,32 +763,27 @@ impl<S: Scalar, const D: usize> IndexImpl<S, D> for GridIndex<S, D> {
         }
         let mut order = vec![0u32; entries];
         let mut at = starts.clone();
-        for &(s, c0, ext) in &ranges {
-            dense_cells(base(&c0), &stride, &ext, |x| {
-                order[at[x] as usize] = s;
+        for (s, c0, ext) in &ranges {
+            cells::each(&range(c0, ext), |c| {
+                let x = index(c);
+                order[at[x] as usize] = *s;
                 at[x] += 1;
             });
         }
         self.table.prepare(cells);
-        let mut c = lo;
-        for x in 0..span {
+        let (table, fat) = (&mut self.table, &self.fat);
+        let mut x = 0;
+        cells::each(&(lo, hi), |c| {
             let run = &order[starts[x] as usize..starts[x + 1] as usize];
+            x += 1;
             if !run.is_empty() {
-                let list = self.table.list(cells::key(&c));
+                let list = table.list(cells::key(c));
                 // The room pushing one by one would have left (arrivals
                 // after a rebuild push onto these lists).
                 list.reserve_exact(run.len().next_power_of_two().max(4));
-                list.extend(run.iter().map(|&s| (s, self.fat[s as usize])));
+                list.extend(run.iter().map(|&s| (s, fat[s as usize])));
             }
-            // The next cell, first axis fastest.
-            for k in 0..D {
-                if c[k] < hi[k] {
-                    c[k] += 1;
-                    break;
-                }
-                c[k] = lo[k];
-            }
-        }
+        });
     }
 
     fn query(&self, store: &Store<S, D>, region: &Region<D>, f: &mut dyn FnMut(u32) -> bool) {
