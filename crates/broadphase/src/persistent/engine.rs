@@ -167,12 +167,10 @@ pub mod sealed {
             store.aabb[s as usize]
         }
 
-        /// Whether [`each_held`](Self::each_held) goes in slot order.
-        const HELD_IN_SLOT_ORDER: bool = true;
-
         /// Calls `f` with every live slot and the box the index holds for
-        /// it, in the order cheapest for the index (slot order unless
-        /// [`HELD_IN_SLOT_ORDER`](Self::HELD_IN_SLOT_ORDER) says otherwise).
+        /// it, in slot order (the pairs found through them are tracked in
+        /// that order: the store's boxes, ids and pair arrays read in one
+        /// sweep).
         fn each_held(&self, store: &Store<S, D>, f: &mut dyn FnMut(u32, &Aabb<S, D>)) {
             for s in 0..store.slots() as u32 {
                 if store.meta[s as usize].state == State::Live {
@@ -1165,34 +1163,25 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                     arrivals.query(boxes, b, |i| cross.push(crate::CrossPair { a: i, b: s }));
                 }
             });
-            if I::HELD_IN_SLOT_ORDER {
-                self.cache.reserve(sc.cross.len());
-                events.reserve(sc.cross.len());
-                // PERF: the pairs come in the order of the others' slots;
-                // the arrival of each is near in space, not in memory: its
-                // box, generation and array header are prefetched 8 pairs
-                // ahead, the end of its array 4 ahead.
-                for i in 0..sc.cross.len() {
-                    if let Some(c) = sc.cross.get(i + 8) {
-                        for x in [sc.slots[c.a as usize], c.b] {
-                            crate::sweep::prefetch(&self.store.aabb[x as usize]);
-                            crate::sweep::prefetch(&self.store.generation[x as usize]);
-                            self.cache.prefetch_head(x);
-                        }
+            self.cache.reserve(sc.cross.len());
+            events.reserve(sc.cross.len());
+            // PERF: the pairs come in the order of the others' slots; the
+            // arrival of each is near in space, not in memory: its box,
+            // generation and array header are prefetched 8 pairs ahead, the
+            // end of its array 4 ahead.
+            for i in 0..sc.cross.len() {
+                if let Some(c) = sc.cross.get(i + 8) {
+                    for x in [sc.slots[c.a as usize], c.b] {
+                        crate::sweep::prefetch(&self.store.aabb[x as usize]);
+                        crate::sweep::prefetch(&self.store.generation[x as usize]);
+                        self.cache.prefetch_head(x);
                     }
-                    if let Some(c) = sc.cross.get(i + 4) {
-                        self.cache.prefetch_tail(sc.slots[c.a as usize]);
-                    }
-                    let c = sc.cross[i];
-                    self.track_found(fresh, sc.slots[c.a as usize], c.b, events);
                 }
-            } else {
-                // Into slot order of the others, as above.
-                sc.keys.clear();
-                sc.keys.extend(sc.cross.iter().map(|p| keyed(p.b, p.a)));
-                let slots = &sc.slots;
-                let pair = |k: u64| (slots[payload(k) as usize], (k >> 32) as u32);
-                self.track_sorted(fresh, &mut sc.keys, &mut sc.ws.scratch, pair, events);
+                if let Some(c) = sc.cross.get(i + 4) {
+                    self.cache.prefetch_tail(sc.slots[c.a as usize]);
+                }
+                let c = sc.cross[i];
+                self.track_found(fresh, sc.slots[c.a as usize], c.b, events);
             }
         } else {
             sc.others.clear();
