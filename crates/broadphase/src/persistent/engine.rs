@@ -1260,17 +1260,28 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
 
     /// Tracks the pairs the index found for the inserted slots apart from
     /// its candidates (see `take_arrival_pairs`), in the order of their
-    /// first slot, as `begin_inserted` tracks its pairs: with no candidate
-    /// before (`fresh`), none of them is tracked yet.
+    /// slots, as `begin_inserted` tracks its pairs: with no candidate before
+    /// (`fresh`), none of them is tracked yet, and their events come out in
+    /// order (no sort of them after). PERF: 1e5 arrivals into 1e6 static
+    /// proxies, multi-region SAP (`FRAMES_INSERT=1e6 frames --only multi`,
+    /// three rounds alternated), against an order by first slot alone:
+    /// the radix sort of the 289 000 events skipped, the insert
+    /// 104.2-107.9 -> 103.0-104.8 ms.
     fn track_arrival_pairs(&mut self, fresh: bool, events: &mut Vec<PairEvent>) {
         let mut sc = core::mem::take(&mut self.scratch);
         sc.found.clear();
         self.index.take_arrival_pairs(&mut sc.found);
         if !sc.found.is_empty() {
+            let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
             sc.keys.clear();
-            sc.keys.extend(sc.found.iter().map(|&(x, y)| keyed(x.min(y), x.max(y))));
-            let pair = |k: u64| ((k >> 32) as u32, payload(k));
-            self.track_sorted(fresh, &mut sc.keys, &mut sc.ws.scratch, pair, events);
+            sc.keys.extend(sc.found.iter().map(|&(x, y)| (x.min(y) as u64) << bits | x.max(y) as u64));
+            sort_by_small_key(&mut sc.keys, &mut sc.ws.scratch, 2 * bits, |&k| k);
+            self.cache.reserve(sc.keys.len());
+            events.reserve(sc.keys.len());
+            let low = (1u64 << bits) - 1;
+            for &k in &sc.keys {
+                self.track_found(fresh, (k >> bits) as u32, (k & low) as u32, events);
+            }
         }
         self.scratch = sc;
     }
