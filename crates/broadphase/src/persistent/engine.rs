@@ -756,7 +756,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// reused only after the update that reports its ends), so the
     /// generations never decide.
     fn sort_events(&mut self, events: &mut [PairEvent]) {
-        let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
+        let bits = self.slot_bits();
         sort_by_small_key(events, &mut self.event_scratch, 2 * bits + 1, |e| {
             let (p, begin) = match *e {
                 PairEvent::End(p) => (p, 0),
@@ -882,7 +882,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// pairs go in by slots, so the reported ones come out sorted.
     fn track_all(&mut self, old: &[ProxyPair]) {
         self.cache.clear();
-        let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
+        let bits = self.slot_bits();
         if !self.pairs_from_old(old, bits) {
             self.search_all(true);
             let mut sc = core::mem::take(&mut self.scratch);
@@ -1222,20 +1222,32 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         // above). PERF: room for them before tracking them: grown by
         // doubling, the pair cache and the events spent over 40% of the
         // tracking in copies and fresh pages (1e5 arrivals into 1e6).
-        let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
+        let bits = self.slot_bits();
         sc.keys.clear();
-        sc.keys.extend(sc.pairs.iter().map(|p| {
-            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-            (x.min(y) as u64) << bits | x.max(y) as u64
-        }));
-        sort_by_small_key(&mut sc.keys, &mut sc.ws.scratch, 2 * bits, |&k| k);
-        self.cache.reserve(sc.keys.len());
-        events.reserve(sc.keys.len());
+        sc.keys
+            .extend(sc.pairs.iter().map(|p| slot_pair_key(sc.slots[p.a() as usize], sc.slots[p.b() as usize], bits)));
+        self.track_in_order(fresh, &mut sc.keys, &mut sc.ws.scratch, events);
+        self.scratch = sc;
+    }
+
+    /// The bits of a slot number (at least one).
+    fn slot_bits(&self) -> u32 {
+        u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros()
+    }
+
+    /// Sorts `keys` (pairs of slots by [`slot_pair_key`]) and tracks each
+    /// pair in that order (see `track_found`), with room made for them all
+    /// first: where nothing was reported before in the update, the events
+    /// come out in their order.
+    fn track_in_order(&mut self, fresh: bool, keys: &mut [u64], scratch: &mut Vec<u64>, events: &mut Vec<PairEvent>) {
+        let bits = self.slot_bits();
+        sort_by_small_key(keys, scratch, 2 * bits, |&k| k);
+        self.cache.reserve(keys.len());
+        events.reserve(keys.len());
         let low = (1u64 << bits) - 1;
-        for &k in &sc.keys {
+        for &k in keys.iter() {
             self.track_found(fresh, (k >> bits) as u32, (k & low) as u32, events);
         }
-        self.scratch = sc;
     }
 
     /// Sorts `keys` by their high halves, then tracks the pair `pair(k)` of
@@ -1272,16 +1284,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         sc.found.clear();
         self.index.take_arrival_pairs(&mut sc.found);
         if !sc.found.is_empty() {
-            let bits = u64::BITS - (self.store.slots().max(2) as u64 - 1).leading_zeros();
+            let bits = self.slot_bits();
             sc.keys.clear();
-            sc.keys.extend(sc.found.iter().map(|&(x, y)| (x.min(y) as u64) << bits | x.max(y) as u64));
-            sort_by_small_key(&mut sc.keys, &mut sc.ws.scratch, 2 * bits, |&k| k);
-            self.cache.reserve(sc.keys.len());
-            events.reserve(sc.keys.len());
-            let low = (1u64 << bits) - 1;
-            for &k in &sc.keys {
-                self.track_found(fresh, (k >> bits) as u32, (k & low) as u32, events);
-            }
+            sc.keys.extend(sc.found.iter().map(|&(x, y)| slot_pair_key(x, y, bits)));
+            self.track_in_order(fresh, &mut sc.keys, &mut sc.ws.scratch, events);
         }
         self.scratch = sc;
     }
@@ -1687,6 +1693,13 @@ fn diff(old: &[ProxyPair], new: &[ProxyPair], events: &mut Vec<PairEvent>, begin
     }
     events.extend(old[i..].iter().map(|&p| PairEvent::End(p)));
     events.extend(begins.iter().chain(&new[j..]).map(|&p| PairEvent::Begin(p)));
+}
+
+/// The sort key of the pair of slots `x`, `y` (of `bits` bits each): the
+/// smaller above the larger.
+#[inline]
+fn slot_pair_key(x: u32, y: u32, bits: u32) -> u64 {
+    (x.min(y) as u64) << bits | x.max(y) as u64
 }
 
 /// From this many pairs, `Engine::sort_slot_pairs` takes a radix sort (in
