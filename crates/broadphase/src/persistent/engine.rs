@@ -891,7 +891,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
                 // Slots are listed in ascending order, so `x < y`.
                 let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
                 if self.allowed(x, y) {
-                    sc.keys.push((x as u64) << bits | y as u64);
+                    sc.keys.push(slot_pair_key(x, y, bits));
                 }
             }
             // PERF: the pairs sorted by slots first (a radix sort): each
@@ -965,7 +965,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         keys.clear();
         keys.extend(old.iter().filter_map(|p| {
             let (x, y) = (p.a().index(), p.b().index());
-            (seen[x as usize] == 0 && seen[y as usize] == 0).then_some((x as u64) << bits | y as u64)
+            (seen[x as usize] == 0 && seen[y as usize] == 0).then_some(slot_pair_key(x, y, bits))
         }));
         let kept = keys.len();
         // The changed proxies' pairs (removed proxies are in no index).
@@ -976,8 +976,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         self.index.marked_pairs(st, slots, &|t| seen[t as usize] != 0, found);
         for &(s, t) in found.iter() {
             if self.allowed(s, t) {
-                let (x, y) = if s < t { (s, t) } else { (t, s) };
-                keys.push((x as u64) << bits | y as u64);
+                keys.push(slot_pair_key(s, t, bits));
             }
         }
         // Merged with the old ones.
@@ -1162,16 +1161,8 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             // radix sort of the 289 000 events (2.3-2.5 ms) skipped, the
             // insert 77.3-79.7 -> 75.4-78.4 ms (dynamic tree), 84.7-88.8 ->
             // 81.1-82.7 ms (incremental SAP).
-            let mut i = 0;
-            while i < cross.len() {
-                let mut j = i + 1;
-                while j < cross.len() && cross[j].b == cross[i].b {
-                    j += 1;
-                }
-                if j - i > 1 {
-                    cross[i..j].sort_unstable_by_key(|c| slots[c.a as usize]);
-                }
-                i = j;
+            for run in cross.chunk_by_mut(|x, y| x.b == y.b).filter(|run| run.len() > 1) {
+                run.sort_unstable_by_key(|c| slots[c.a as usize]);
             }
             self.cache.reserve(sc.cross.len());
             events.reserve(sc.cross.len());
