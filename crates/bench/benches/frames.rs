@@ -18,7 +18,7 @@
 
 use std::time::{Duration, Instant};
 
-use broadphase::persistent::{DynamicTree, HashGrid, MultiSap};
+use broadphase::persistent::{DynamicTree, HashGrid, IncrementalSap, MultiSap};
 use broadphase::{Aabb, BroadPhase, PairEvent, Proxy, ProxyId};
 use broadphase_bench::ParryFrames;
 use broadphase_scenes::motion::{Motion, Mover};
@@ -88,6 +88,7 @@ fn contenders() -> Vec<(&'static str, Make)> {
         ("hash-grid", |b| Box::new(Ours::new(Box::new(HashGrid::<f32, 3>::default()), b))),
         ("dynamic-tree", |b| Box::new(Ours::new(Box::new(DynamicTree::<f32, 3>::default()), b))),
         ("multi-sap", |b| Box::new(Ours::new(Box::new(MultiSap::<f32, 3>::default()), b))),
+        ("incremental-sap", |b| Box::new(Ours::new(Box::new(IncrementalSap::<f32, 3>::default()), b))),
         ("parry3d-bvh", |b| Box::new(Parry { p: ParryFrames::new(b), out: Vec::new() })),
         ("parry3d-bvh-optimized", |b| Box::new(Parry { p: ParryFrames::optimized(b), out: Vec::new() })),
     ]
@@ -101,6 +102,11 @@ fn frames(c: &mut Criterion) {
             group.throughput(Throughput::Elements(n as u64));
             let mut pairs: Option<usize> = None;
             for (name, make) in contenders() {
+                if name == "incremental-sap" && n > 10_000 && fraction > 0.01 {
+                    // Left out, as in `frames`: every moved endpoint swaps
+                    // past its neighbours on every axis, dense at 1e5.
+                    continue;
+                }
                 // Each contender on its own copy of the scene, stepped alike.
                 let mut w = world(n, fraction);
                 let mut c = make(w.boxes());
