@@ -19,8 +19,8 @@
 use std::time::{Duration, Instant};
 
 use broadphase::persistent::{DynamicTree, HashGrid, IncrementalSap, MultiSap};
-use broadphase::{Aabb, BroadPhase, PairEvent, Proxy, ProxyId};
-use broadphase_bench::ParryFrames;
+use broadphase::Aabb;
+use broadphase_bench::{OurFrames, ParryFrames};
 use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::{to_f32, Scene};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -41,32 +41,9 @@ trait Frames {
     fn frame(&mut self, moves: &[(u32, Aabb<f32, 3>)]) -> usize;
 }
 
-struct Ours {
-    bp: Box<dyn BroadPhase<f32, 3>>,
-    ids: Vec<ProxyId>,
-    batch: Vec<(ProxyId, Aabb<f32, 3>)>,
-    events: Vec<PairEvent>,
-}
-
-impl Ours {
-    fn new(mut bp: Box<dyn BroadPhase<f32, 3>>, boxes: &[Aabb<f32, 3>]) -> Self {
-        let mut ids = Vec::new();
-        let proxies: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
-        bp.insert_batch(&proxies, &mut ids).expect("valid boxes");
-        let mut events = Vec::new();
-        bp.update(&mut events);
-        Self { bp, ids, batch: Vec::new(), events }
-    }
-}
-
-impl Frames for Ours {
+impl Frames for OurFrames<f32, 3> {
     fn frame(&mut self, moves: &[(u32, Aabb<f32, 3>)]) -> usize {
-        self.batch.clear();
-        self.batch.extend(moves.iter().map(|(i, b)| (self.ids[*i as usize], *b)));
-        self.bp.set_aabb_batch(&self.batch).expect("live ids");
-        self.events.clear();
-        self.bp.update(&mut self.events);
-        self.bp.pairs().len()
+        OurFrames::frame(self, moves)
     }
 }
 
@@ -85,10 +62,10 @@ type Make = fn(&[Aabb<f32, 3>]) -> Box<dyn Frames>;
 
 fn contenders() -> Vec<(&'static str, Make)> {
     vec![
-        ("hash-grid", |b| Box::new(Ours::new(Box::new(HashGrid::<f32, 3>::default()), b))),
-        ("dynamic-tree", |b| Box::new(Ours::new(Box::new(DynamicTree::<f32, 3>::default()), b))),
-        ("multi-sap", |b| Box::new(Ours::new(Box::new(MultiSap::<f32, 3>::default()), b))),
-        ("incremental-sap", |b| Box::new(Ours::new(Box::new(IncrementalSap::<f32, 3>::default()), b))),
+        ("hash-grid", |b| Box::new(OurFrames::new(Box::new(HashGrid::<f32, 3>::default()), b))),
+        ("dynamic-tree", |b| Box::new(OurFrames::new(Box::new(DynamicTree::<f32, 3>::default()), b))),
+        ("multi-sap", |b| Box::new(OurFrames::new(Box::new(MultiSap::<f32, 3>::default()), b))),
+        ("incremental-sap", |b| Box::new(OurFrames::new(Box::new(IncrementalSap::<f32, 3>::default()), b))),
         ("parry3d-bvh", |b| Box::new(Parry { p: ParryFrames::new(b), out: Vec::new() })),
         ("parry3d-bvh-optimized", |b| Box::new(Parry { p: ParryFrames::optimized(b), out: Vec::new() })),
     ]

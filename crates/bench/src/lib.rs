@@ -6,7 +6,42 @@
 
 pub mod alloc;
 
-use broadphase::Aabb;
+use broadphase::{Aabb, BroadPhase, PairEvent, Proxy, ProxyId, Scalar};
+
+/// One of broadphase's persistent broad phases driven as the per-frame
+/// benchmarks drive it (the `frames` binary, the criterion bench `frames`):
+/// every box inserted in one batch, then one update; per frame, the moved
+/// boxes' ids looked up and their boxes set in one batch, then one update.
+pub struct OurFrames<S: Scalar, const D: usize> {
+    pub bp: Box<dyn BroadPhase<S, D>>,
+    /// The id of box `i`.
+    pub ids: Vec<ProxyId>,
+    /// The last update's events.
+    pub events: Vec<PairEvent>,
+    batch: Vec<(ProxyId, Aabb<S, D>)>,
+}
+
+impl<S: Scalar, const D: usize> OurFrames<S, D> {
+    pub fn new(mut bp: Box<dyn BroadPhase<S, D>>, boxes: &[Aabb<S, D>]) -> Self {
+        let mut ids = Vec::new();
+        let proxies: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+        bp.insert_batch(&proxies, &mut ids).expect("valid boxes");
+        let mut events = Vec::new();
+        bp.update(&mut events);
+        Self { bp, ids, events, batch: Vec::new() }
+    }
+
+    /// One frame: the moves (`(index, new box)`) in one batch, then the
+    /// update; returns the pair count.
+    pub fn frame(&mut self, moves: &[(u32, Aabb<S, D>)]) -> usize {
+        self.batch.clear();
+        self.batch.extend(moves.iter().map(|(i, b)| (self.ids[*i as usize], *b)));
+        self.bp.set_aabb_batch(&self.batch).expect("live ids");
+        self.events.clear();
+        self.bp.update(&mut self.events);
+        self.bp.pairs().len()
+    }
+}
 
 /// parry3d 0.31's `Bvh`: binned build, then the leaf-pair traversal of the
 /// tree against itself.

@@ -23,8 +23,8 @@
 use std::time::Instant;
 
 use broadphase::persistent::{DynamicTree, Engine, GridIndex, HashGrid, IncrementalSap, MultiSap, TreeIndex};
-use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairEvent, PairFinder, Proxy, ProxyId, Workspace};
-use broadphase_bench::ParryFrames;
+use broadphase::{Aabb, Algorithm, BroadPhase, Pair, PairFinder, Proxy, Workspace};
+use broadphase_bench::{OurFrames, ParryFrames};
 use broadphase_scenes::motion::{Motion, Mover};
 use broadphase_scenes::{to_f32, uniform_side, Scene};
 
@@ -86,35 +86,22 @@ trait Contender {
 
 struct Persistent {
     label: Option<String>,
-    bp: Box<dyn BroadPhase<f32, 3>>,
-    ids: Vec<ProxyId>,
-    events: Vec<PairEvent>,
-    batch: Vec<(ProxyId, Aabb<f32, 3>)>,
+    ours: OurFrames<f32, 3>,
 }
 
 impl Persistent {
-    fn new(mut bp: Box<dyn BroadPhase<f32, 3>>, boxes: &[Aabb<f32, 3>]) -> Self {
-        let mut ids = Vec::new();
-        let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
-        bp.insert_batch(&ps, &mut ids).unwrap();
-        let mut events = Vec::new();
-        bp.update(&mut events);
-        Self { label: None, bp, ids, events, batch: Vec::new() }
+    fn new(bp: Box<dyn BroadPhase<f32, 3>>, boxes: &[Aabb<f32, 3>]) -> Self {
+        Self { label: None, ours: OurFrames::new(bp, boxes) }
     }
 }
 
 impl Contender for Persistent {
     fn name(&self) -> String {
-        self.label.clone().unwrap_or_else(|| self.bp.name().to_string())
+        self.label.clone().unwrap_or_else(|| self.ours.bp.name().to_string())
     }
 
     fn frame(&mut self, _w: &World, moves: &[(u32, Aabb<f32, 3>)]) -> usize {
-        self.batch.clear();
-        self.batch.extend(moves.iter().map(|(i, b)| (self.ids[*i as usize], *b)));
-        self.bp.set_aabb_batch(&self.batch).unwrap();
-        self.events.clear();
-        self.bp.update(&mut self.events);
-        self.bp.pairs().len()
+        self.ours.frame(moves)
     }
 }
 
@@ -375,8 +362,7 @@ fn insert_case(n_new: usize, n_static: usize, only: Option<&str>) {
 fn memory_case(n: usize) {
     let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 5));
     for (_, make) in makers() {
-        let p = Persistent::new(make(), &boxes);
-        let mut p = p;
+        let mut p = OurFrames::new(make(), &boxes);
         // One incremental frame, so the pairs are tracked (not flat).
         let id = p.ids[0];
         let b = p.bp.aabb(id).unwrap();
@@ -398,7 +384,7 @@ fn memory_case(n: usize) {
 fn still_case(n: usize) {
     let boxes = to_f32(&Scene::Uniform.generate::<3>(n, 3));
     for (_, make) in makers() {
-        let mut p = Persistent::new(make(), &boxes);
+        let mut p = OurFrames::new(make(), &boxes);
         let mut v = Vec::new();
         for _ in 0..201 {
             let t = Instant::now();
