@@ -1015,3 +1015,153 @@ fn readme_example() -> Result<(), Box<dyn std::error::Error>> {
     assert!(bp.remove(ball).is_err());
     Ok(())
 }
+
+/// Every proxy moving a little each frame (the one-shot path every frame):
+/// steady headings of many speeds bouncing off the walls, then a random
+/// walk, with a proxy that teleports, a filter that changes, removals,
+/// arrivals and a share of static proxies and filtered ones on the way, so
+/// that candidate sets over grown boxes are built, reused, outrun and
+/// dropped; every engine checked against brute force every frame.
+#[test]
+fn coherent_bulk_motion_reuses_candidates_exactly() {
+    fn run<const D: usize>(seed: u64) {
+        scenario::<D>(seed, |c, rng| {
+            let side = 12.0;
+            let ps: Vec<Proxy<f64, D>> = (0..1200)
+                .map(|i| {
+                    let p = Proxy::new(cube(core::array::from_fn(|_| rng.unit() * side), 0.5));
+                    match i % 10 {
+                        0 => p.kind(BodyKind::Static),
+                        1 => p.filter(Filter::new(2, !2)),
+                        _ => p,
+                    }
+                })
+                .collect();
+            c.insert_batch(&ps);
+            c.update();
+            let ids = c.ids();
+            let mut vel: Vec<[f64; D]> = (0..ids.len())
+                .map(|i| {
+                    let speed = [0.0, 0.01, 0.03, 0.08][i % 4];
+                    core::array::from_fn(|_| (rng.unit() - 0.5) * speed)
+                })
+                .collect();
+            let mut live: Vec<bool> = vec![true; ids.len()];
+            for frame in 0..48 {
+                let jitter = frame >= 30;
+                let mut moves = Vec::new();
+                for (i, &id) in ids.iter().enumerate() {
+                    if !live[i] || c.model.live[&id].kind == BodyKind::Static {
+                        continue;
+                    }
+                    let b = c.model.live[&id].aabb;
+                    if jitter {
+                        let speed = 0.04;
+                        vel[i] = core::array::from_fn(|_| (rng.unit() - 0.5) * speed);
+                    }
+                    for (k, v) in vel[i].iter_mut().enumerate() {
+                        if !(-1.0..=side + 1.0).contains(&(b.min()[k] + *v)) {
+                            *v = -*v;
+                        }
+                    }
+                    let step = if frame == 9 && i == 7 { [side / 2.0; D] } else { vel[i] };
+                    moves.push((id, shifted(&b, step)));
+                }
+                c.set_aabb_batch(&moves);
+                match frame {
+                    14 => c.set_filter(ids[3], Filter::new(4, !4)),
+                    20 => {
+                        c.remove(ids[5]);
+                        live[5] = false;
+                    }
+                    24 => {
+                        c.insert(Proxy::new(cube([side / 2.0; D], 0.5)));
+                    }
+                    _ => {}
+                }
+                c.update();
+            }
+        });
+    }
+    run::<3>(41);
+    run::<2>(42);
+}
+
+/// The candidate sets of coherent motion are built and reused (not only
+/// exact): with 3000 cubes all drifting steadily, each its own way, the
+/// hash grid builds a set at the first all-moving frame after the load
+/// (more candidates than pairs), reuses it while every box stays in its
+/// grown box, builds a new one when they outrun it and when a box
+/// teleports, with pairs and events equal to brute force's every frame.
+#[test]
+fn coherent_bulk_motion_keeps_a_candidate_set() {
+    use std::collections::HashMap;
+    let mut rng = Rng(77);
+    let mut boxes: Vec<_> =
+        (0..3000).map(|_| cube([rng.unit() * 20.0, rng.unit() * 20.0, rng.unit() * 20.0], 0.5)).collect();
+    let vel: Vec<[f64; 3]> = (0..boxes.len())
+        .map(|_| {
+            let d = [rng.unit() - 0.5, rng.unit() - 0.5, rng.unit() - 0.5];
+            let n = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(1e-9);
+            d.map(|x| x / n * 0.04)
+        })
+        .collect();
+    let ps: Vec<_> = boxes.iter().map(|b| Proxy::new(*b)).collect();
+    let mut bp = HashGrid::<f64, 3>::default();
+    let mut reference = BruteForce::<f64, 3>::default();
+    let (mut ids, mut ref_ids) = (Vec::new(), Vec::new());
+    bp.insert_batch(&ps, &mut ids).unwrap();
+    reference.insert_batch(&ps, &mut ref_ids).unwrap();
+    // Events and pairs as pairs of box positions, to compare the two.
+    type Named = (Vec<(bool, usize, usize)>, Vec<(usize, usize)>);
+    fn named(ids: &[ProxyId], events: &[PairEvent], pairs: &[broadphase::ProxyPair]) -> Named {
+        let at: HashMap<ProxyId, usize> = ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        let two = |p: &broadphase::ProxyPair| {
+            let (x, y) = (at[&p.a()], at[&p.b()]);
+            (x.min(y), x.max(y))
+        };
+        let mut ev: Vec<_> = events
+            .iter()
+            .map(|e| {
+                let (x, y) = two(&e.pair());
+                (matches!(e, PairEvent::Begin(_)), x, y)
+            })
+            .collect();
+        let mut ps: Vec<_> = pairs.iter().map(two).collect();
+        ev.sort_unstable();
+        ps.sort_unstable();
+        (ev, ps)
+    }
+    let (mut events, mut ref_events) = (Vec::new(), Vec::new());
+    bp.update(&mut events);
+    reference.update(&mut ref_events);
+    let mut held = Vec::new();
+    for frame in 0..10 {
+        for (b, v) in boxes.iter_mut().zip(&vel) {
+            *b = shifted(b, *v);
+        }
+        if frame == 6 {
+            boxes[0] = shifted(&boxes[0], [9.0, 9.0, 9.0]);
+        }
+        let moves: Vec<_> = ids.iter().zip(&boxes).map(|(&id, &b)| (id, b)).collect();
+        let ref_moves: Vec<_> = ref_ids.iter().zip(&boxes).map(|(&id, &b)| (id, b)).collect();
+        bp.set_aabb_batch(&moves).unwrap();
+        reference.set_aabb_batch(&ref_moves).unwrap();
+        events.clear();
+        ref_events.clear();
+        bp.update(&mut events);
+        reference.update(&mut ref_events);
+        bp.validate().unwrap();
+        assert!(!ref_events.is_empty(), "frame {frame}: the motion changes pairs");
+        assert_eq!(named(&ids, &events, bp.pairs()), named(&ref_ids, &ref_events, reference.pairs()), "frame {frame}");
+        held.push(bp.coarse_candidates());
+    }
+    // Built at once, reused while the boxes stay in their grown boxes (three
+    // steps of their motion), built anew when they outrun them, and when a
+    // box teleports.
+    assert!(held[0] > bp.pairs().len(), "{held:?}");
+    assert!(held[1..4].iter().all(|&h| h == held[0]), "{held:?}");
+    assert!(held[4] > 0 && held[4] != held[3], "{held:?}");
+    assert_eq!(held[5], held[4], "{held:?}");
+    assert!(held[6] > 0 && held[6] != held[5], "{held:?}");
+}

@@ -82,6 +82,25 @@ impl<S: Scalar, const D: usize> Aabb<S, D> {
         (0..D).all(|k| self.min[k] <= other.min[k] && other.max[k] <= self.max[k])
     }
 
+    /// This box grown by `m` (not negative, maybe infinite) on every side,
+    /// except where a bound would no longer be finite (it stays).
+    #[inline]
+    pub(crate) fn grown(&self, m: S) -> Self {
+        debug_assert!(!m.is_nan() && m >= S::ZERO);
+        let mut out = *self;
+        for k in 0..D {
+            let (lo, hi) = (self.min[k] - m, self.max[k] + m);
+            // `lo <= min <= max <= hi`: still a valid box.
+            if lo.is_finite() {
+                out.min[k] = lo;
+            }
+            if hi.is_finite() {
+                out.max[k] = hi;
+            }
+        }
+        out
+    }
+
     /// The smallest box holding both.
     #[inline]
     pub fn union(&self, other: &Self) -> Self {

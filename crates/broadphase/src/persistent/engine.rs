@@ -2,6 +2,7 @@
 //! pair rules, the pair cache, events and queries, over a spatial index that
 //! supplies candidates.
 
+use super::coarse::{Coarse, Mode};
 use super::marks::Marks;
 use super::pairs::{PairCache, PairEvent, ProxyPair, Verdict};
 use super::query::{displacement, Ray, RayHit, Region, Sphere, REACH_CAP};
@@ -324,6 +325,17 @@ const WALK_AHEAD: usize = 64;
 /// boundaries).
 const WALK_CHUNK: usize = if cfg!(debug_assertions) { 7 } else { 1024 };
 
+/// The boxes a search over every live proxy takes (see `Engine::search_all`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Boxes {
+    /// The exact boxes.
+    Exact,
+    /// The boxes the index holds.
+    Held,
+    /// The fat boxes of a coarse set.
+    Fat,
+}
+
 /// A persistent broad phase: the shared engine over a spatial index `I`.
 /// Use the aliases ([`IncrementalSap`](super::IncrementalSap),
 /// [`BruteForce`](super::BruteForce)) and the [`BroadPhase`] trait.
@@ -349,6 +361,9 @@ pub struct Engine<S: Scalar, const D: usize, I: SpatialIndex<S, D>> {
     /// are then `flat_pairs` (sorted) and no pair is tracked.
     flat: bool,
     flat_pairs: Vec<ProxyPair>,
+    /// In flat mode, candidate pairs that serve several one-shot frames of
+    /// coherent motion (see the `coarse` module).
+    coarse: Coarse<S, D>,
     /// The rent-or-buy state (see [`BOUNCE`]): the calm frames (not busy,
     /// see `busy`) taken the one-shot way since the last busy one, how many
     /// this flat phase may take, and the incremental frames since the last
@@ -457,6 +472,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             scratch: OneShot::default(),
             flat: false,
             flat_pairs: Vec::new(),
+            coarse: Coarse::default(),
             calm: 0,
             rent: 0,
             since: u32::MAX,
@@ -512,6 +528,17 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// the one-shot path, until the next incremental one.
     pub fn tracked_pairs(&self) -> usize {
         self.cache.tracked_len()
+    }
+
+    /// The candidate pairs of the set that serves one-shot frames of
+    /// coherent motion (every proxy moving a little each frame: see the
+    /// module's "coarse frames"); 0 when there is none.
+    pub fn coarse_candidates(&self) -> usize {
+        if self.coarse.valid {
+            self.coarse.cand.len()
+        } else {
+            0
+        }
     }
 
     /// The kinematic pair policy.
@@ -583,8 +610,10 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
 
     /// Moves the recorded changes into the store, and into the frame unless
     /// the frame goes the one-shot way (`bulk`), which needs no record of
-    /// what moved.
-    fn apply_changes(&mut self, bulk: bool) {
+    /// what moved but, when it builds a coarse set (`steps`), each proxy's
+    /// step. Returns whether a bulk frame changed a filter.
+    fn apply_changes(&mut self, bulk: bool, steps: bool) -> bool {
+        let mut refiltered = false;
         let st = &mut self.store;
         let fr = &mut self.frame;
         // The index is the one of the last incremental update unless the
@@ -628,10 +657,14 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             let extra = st.extra_of(c);
             if bulk {
                 if let Some(b) = c.aabb {
+                    if steps {
+                        self.coarse.step[s] = Coarse::step_of(&st.aabb[s], &b);
+                    }
                     st.aabb[s] = b;
                 }
                 if let Some(f) = extra.filter {
                     st.write_filter(c.slot, f);
+                    refiltered = true;
                 }
                 continue;
             }
@@ -674,6 +707,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         }
         // The pair cache's per-slot arrays are grown by the frames that
         // track pairs (not by one-shot frames, which track none).
+        refiltered
     }
 
     /// Untracks the pairs of removed proxies.
@@ -840,37 +874,47 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         false
     }
 
-    /// The live slots and the boxes the index holds for them (`held`) or
-    /// their exact boxes, and every overlapping pair of those by one search.
-    fn search_all(&mut self, held: bool) {
+    /// The live slots and the boxes the index holds for them, their exact
+    /// boxes or their fat boxes of the coarse set (`src`), and every
+    /// overlapping pair of those by one search.
+    fn search_all(&mut self, src: Boxes) {
         let sc = &mut self.scratch;
         let store = &self.store;
         sc.boxes.clear();
         sc.slots.clear();
         // Every slot live (no free slot, none inserting): the store's boxes
-        // are the input as they are.
-        let all_live = !held && store.len() == store.slots() && store.inserted.is_empty();
+        // (or the fat ones, one a slot) are the input as they are.
+        let all_live = src != Boxes::Held && store.len() == store.slots() && store.inserted.is_empty();
         if all_live {
             debug_assert!(store.meta.iter().all(|m| m.state == State::Live));
             sc.slots.extend(0..store.slots() as u32);
         } else {
             for s in 0..store.slots() as u32 {
                 if store.meta[s as usize].state == State::Live {
-                    sc.boxes.push(if held { self.index.tracked_box(store, s) } else { store.aabb[s as usize] });
+                    sc.boxes.push(match src {
+                        Boxes::Held => self.index.tracked_box(store, s),
+                        Boxes::Exact => store.aabb[s as usize],
+                        Boxes::Fat => self.coarse.fat[s as usize],
+                    });
                     sc.slots.push(s);
                 }
             }
         }
-        let boxes = if all_live { &store.aabb[..] } else { &sc.boxes[..] };
+        let boxes = match (all_live, src) {
+            (true, Boxes::Fat) => &self.coarse.fat[..],
+            (true, _) => &store.aabb[..],
+            (false, _) => &sc.boxes[..],
+        };
         sc.pairs.clear();
         let finder = PairFinder::new(Algorithm::Auto);
         // The exact boxes of one frame are those of the last bulk frame, a
-        // little moved: the plan of that one serves (the held boxes, searched
-        // once when incremental frames resume, get a choice of their own).
-        if held {
-            finder.find_with(&mut sc.ws, boxes, &mut sc.pairs)
-        } else {
-            finder.find_planned(&mut sc.plan, &mut sc.ws, boxes, &mut sc.pairs)
+        // little moved: the plan of that one serves (so do the fat boxes of
+        // one coarse set for the next; the held boxes, searched once when
+        // incremental frames resume, get a choice of their own).
+        match src {
+            Boxes::Held => finder.find_with(&mut sc.ws, boxes, &mut sc.pairs),
+            Boxes::Exact => finder.find_planned(&mut sc.plan, &mut sc.ws, boxes, &mut sc.pairs),
+            Boxes::Fat => finder.find_planned(&mut self.coarse.plan, &mut sc.ws, boxes, &mut sc.pairs),
         }
         .expect("live proxies are at most MAX_PROXIES, below MAX_BOXES");
     }
@@ -884,7 +928,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         self.cache.clear();
         let bits = self.slot_bits();
         if !self.pairs_from_old(old, bits) {
-            self.search_all(true);
+            self.search_all(Boxes::Held);
             let mut sc = core::mem::take(&mut self.scratch);
             sc.keys.clear();
             for p in &sc.pairs {
@@ -1026,24 +1070,48 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
     /// Every allowed overlapping pair of live proxies, sorted, by one search
     /// over the exact boxes.
     fn exact_all(&mut self, out: &mut Vec<ProxyPair>) {
-        self.search_all(false);
+        self.search_all(Boxes::Exact);
+        self.found_sorted(out);
+    }
+
+    /// A new coarse set, by one search over the fat boxes (each live
+    /// proxy's exact box grown by its step of this frame), and the
+    /// overlapping pairs, sorted, from it.
+    fn coarse_all(&mut self, out: &mut Vec<ProxyPair>) {
+        self.coarse.fatten_all(&self.store.aabb);
+        self.search_all(Boxes::Fat);
+        let mut cand = core::mem::take(&mut self.coarse.cand);
+        self.found_sorted(&mut cand);
+        self.coarse.cand = cand;
+        self.coarse.adopt(&self.store.aabb, self.store.len(), out);
+    }
+
+    /// The allowed pairs of the last search (`search_all`), as pairs of
+    /// ids, sorted.
+    fn found_sorted(&mut self, out: &mut Vec<ProxyPair>) {
         let mut sc = core::mem::take(&mut self.scratch);
         if self.store.all_plain() && sc.slots.len() == self.store.slots() {
             // Every slot searched, every pair allowed: the search's pairs
             // are the slot pairs.
             self.sort_slot_pairs(&sc.pairs, |p| (p.a(), p.b()), &mut sc.sorting, out);
         } else {
-            sc.keys.clear();
-            for p in &sc.pairs {
-                // Slots are listed in ascending order, so `x < y`.
-                let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
-                if self.allowed(x, y) {
-                    sc.keys.push(keyed(x, y));
-                }
-            }
+            self.allowed_keys(&mut sc);
             self.sort_slot_pairs(&sc.keys, |k| ((k >> 32) as u32, payload(k)), &mut sc.sorting, out);
         }
         self.scratch = sc;
+    }
+
+    /// The allowed pairs of the last search as keys of their slots, into
+    /// `sc.keys`.
+    fn allowed_keys(&self, sc: &mut OneShot<S, D>) {
+        sc.keys.clear();
+        for p in &sc.pairs {
+            // Slots are listed in ascending order, so `x < y`.
+            let (x, y) = (sc.slots[p.a() as usize], sc.slots[p.b() as usize]);
+            if self.allowed(x, y) {
+                sc.keys.push(keyed(x, y));
+            }
+        }
     }
 
     /// Sorts pairs of live slots `(lo, hi) = slots(item)` (`lo < hi`) and
@@ -1066,10 +1134,21 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
         sorting: &mut SlotSort,
         out: &mut Vec<ProxyPair>,
     ) {
-        let n = self.store.slots();
-        let SlotSort { lo_starts: starts, hi_starts, by_hi, by_lo } = sorting;
+        let bits = self.sort_slot_keys(items, slots, sorting);
         let generation = &self.store.generation[..];
         let id = |s: u32| ProxyId::new(s, generation[s as usize]);
+        let low = (1u64 << bits) - 1;
+        out.clear();
+        crate::mem::reserve(out, items.len());
+        // lo < hi, and ids order by slot first.
+        out.extend(sorting.by_lo.iter().map(|&x| ProxyPair::ordered(id((x >> bits) as u32), id((x & low) as u32))));
+    }
+
+    /// The sort of [`sort_slot_pairs`](Self::sort_slot_pairs): the pairs as
+    /// keys `lo << bits | hi`, sorted, into `sorting.by_lo`; returns `bits`.
+    fn sort_slot_keys<T: Copy>(&self, items: &[T], slots: impl Fn(T) -> (u32, u32), sorting: &mut SlotSort) -> u32 {
+        let n = self.store.slots();
+        let SlotSort { lo_starts: starts, hi_starts, by_hi, by_lo } = sorting;
         if items.len() >= RADIX_PAIRS_MIN {
             // PERF: many pairs: a radix sort of `lo << bits | hi`, whose
             // counts stay in the first-level cache, where the counting sorts
@@ -1081,15 +1160,13 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             // ms.)
             let bits = u64::BITS - (n.max(2) as u64 - 1).leading_zeros();
             by_lo.clear();
+            crate::mem::reserve(by_lo, items.len());
             by_lo.extend(items.iter().map(|&k| {
                 let (lo, hi) = slots(k);
                 (lo as u64) << bits | hi as u64
             }));
             sort_by_small_key(by_lo, by_hi, 2 * bits, |&x| x);
-            let low = (1u64 << bits) - 1;
-            out.clear();
-            out.extend(by_lo.iter().map(|&x| ProxyPair::ordered(id((x >> bits) as u32), id((x & low) as u32))));
-            return;
+            return bits;
         }
         for counts in [&mut *starts, &mut *hi_starts] {
             counts.clear();
@@ -1118,10 +1195,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> Engine<S, D, I> {
             by_lo[*at as usize] = x;
             *at += 1;
         }
-        out.clear();
-        out.reserve(items.len());
-        // lo < hi, and ids order by slot first.
-        out.extend(by_lo.iter().map(|&x| ProxyPair::ordered(id((x >> 32) as u32), id(x as u32))));
+        32
     }
 
     /// The pairs of the inserted proxies among themselves, by one complete
@@ -1397,7 +1471,17 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             return;
         }
         let bulk = self.use_oneshot();
-        self.apply_changes(bulk);
+        let mode = if bulk {
+            // (Before the changes are applied: a coarse set is checked
+            // against them, and a build records their steps.)
+            let st = &self.store;
+            let pure = self.flat && st.inserted.is_empty() && st.removed.is_empty() && st.cancelled.is_empty();
+            self.coarse.mode(st, pure)
+        } else {
+            Mode::Exact
+        };
+        let refiltered = self.apply_changes(bulk, mode == Mode::Build);
+        let mode = if mode == Mode::Check { self.coarse.settle(&self.store.aabb, refiltered) } else { mode };
         let mut cand = core::mem::take(&mut self.candidates);
         cand.clear();
         if bulk {
@@ -1416,8 +1500,22 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             self.lazy = OnceLock::new();
             *self.scans.get_mut() = 0;
             self.cache.clear();
-            self.exact_all(&mut new);
-            diff(&old, &new, events, &mut self.scratch.begins);
+            match mode {
+                Mode::Reuse => {
+                    // The last update was a one-shot frame of this set: its
+                    // flags are the pairs before.
+                    let (aabb, begins) = (&self.store.aabb[..], &mut self.scratch.begins);
+                    self.coarse.reuse(aabb, &mut new, events, begins);
+                }
+                Mode::Build => {
+                    self.coarse_all(&mut new);
+                    diff(&old, &new, events, &mut self.scratch.begins);
+                }
+                Mode::Exact | Mode::Check => {
+                    self.exact_all(&mut new);
+                    diff(&old, &new, events, &mut self.scratch.begins);
+                }
+            }
             core::mem::swap(&mut self.flat_pairs, &mut new);
             self.flat = true;
             // Both go back to the scratch as buffers.
@@ -1427,6 +1525,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             // pair in bulk, and report the difference. The plan of the bulk
             // frames is not kept past them.
             self.scratch.plan = Plan::default();
+            self.coarse.invalidate();
             self.cache.grow(self.store.slots());
             self.lazy = OnceLock::new();
             self.index.rebuild(&self.store);
@@ -1553,6 +1652,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
             if !self.flat_pairs.windows(2).all(|w| w[0] < w[1]) {
                 return Err("flat pairs not sorted and distinct".into());
             }
+            self.coarse.validate(st, &self.flat_pairs)?;
+        } else if self.coarse.valid {
+            return Err("a coarse set outside flat mode".into());
         }
         // In flat mode the maintained index is stale by design, and a lazily
         // built one may lack proxies removed since (skipped anyway).
@@ -1604,6 +1706,7 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.store.memory()
             + self.index.memory()
             + self.lazy.get().map_or(0, |i| i.memory())
+            + self.coarse.memory()
             + work
             + self.pair_memory()
     }
@@ -1621,6 +1724,9 @@ impl<S: Scalar, const D: usize, I: SpatialIndex<S, D>> BroadPhase<S, D> for Engi
         self.event_scratch = Vec::new();
         self.frame = Frame::default();
         self.flat_pairs.shrink_to_fit();
+        // (A coarse set goes with its buffers; the next one-shot frame
+        // searches the exact boxes.)
+        self.coarse = Coarse::default();
     }
 
     fn pair_memory(&self) -> usize {

@@ -62,6 +62,15 @@
 //! one pass over the pairs and a rebuild from those that stay. (The
 //! brute-force reference never takes the one-shot paths.)
 //!
+//! Where one-shot frames follow one another with every proxy moving a
+//! little (rain, a crowd, particles), the search of one frame runs over
+//! each box grown by three steps of its own motion, and its pairs, sorted,
+//! serve as candidates for the next frames: each is then one pass over the
+//! candidates with the exact test, which writes the pairs and the events in
+//! order, with no search, sort or merge, until a box leaves its grown box
+//! (or a proxy arrives or leaves, or a filter changes). Sets that serve no
+//! frame (incoherent motion) make the next builds back off.
+//!
 //! The indexes differ in how they find candidates:
 //!
 //! | type | index | candidates from | strong on |
@@ -75,6 +84,7 @@
 mod arrivals;
 mod brute;
 mod cells;
+mod coarse;
 mod engine;
 mod grid;
 mod marks;
