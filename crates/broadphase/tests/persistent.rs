@@ -1092,7 +1092,8 @@ fn coherent_bulk_motion_reuses_candidates_exactly() {
 /// hash grid builds a set at the first all-moving frame after the load
 /// (more candidates than pairs), reuses it while every box stays in its
 /// grown box, builds a new one when they outrun it and when a box
-/// teleports, with pairs and events equal to brute force's every frame.
+/// teleports, and holds none once turned off, with pairs and events equal
+/// to brute force's every frame.
 #[test]
 fn coherent_bulk_motion_keeps_a_candidate_set() {
     use std::collections::HashMap;
@@ -1136,7 +1137,11 @@ fn coherent_bulk_motion_keeps_a_candidate_set() {
     bp.update(&mut events);
     reference.update(&mut ref_events);
     let mut held = Vec::new();
-    for frame in 0..10 {
+    for frame in 0..12 {
+        if frame == 10 {
+            // Turned off: the set goes, the frames stay exact.
+            bp.set_coarse_frames(false);
+        }
         for (b, v) in boxes.iter_mut().zip(&vel) {
             *b = shifted(b, *v);
         }
@@ -1164,4 +1169,5 @@ fn coherent_bulk_motion_keeps_a_candidate_set() {
     assert!(held[4] > 0 && held[4] != held[3], "{held:?}");
     assert_eq!(held[5], held[4], "{held:?}");
     assert!(held[6] > 0 && held[6] != held[5], "{held:?}");
+    assert_eq!(held[10..], [0, 0], "{held:?}");
 }

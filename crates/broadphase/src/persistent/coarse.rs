@@ -38,6 +38,8 @@ const CAP_EXTENTS: f64 = 2.0;
 /// and the proxies together is dropped (and backs off as a set that served
 /// no frame): it costs more to pass over than a search.
 const CANDIDATES_MAX: usize = 4;
+/// The candidates a pass takes at a time (see `pass`).
+const BLOCK: usize = 1024;
 /// How many candidates ahead a pass prefetches the second box.
 const AHEAD: usize = 16;
 /// The most builds skipped after sets that served no frame.
@@ -79,6 +81,8 @@ pub(super) struct Coarse<S: Scalar, const D: usize> {
     backoff: u32,
     /// `Auto`'s choice for the searches over fat boxes.
     pub plan: Plan<D>,
+    /// Whether sets are built at all (see `Engine::set_coarse_frames`).
+    pub enabled: bool,
 }
 
 impl<S: Scalar, const D: usize> Default for Coarse<S, D> {
@@ -93,6 +97,7 @@ impl<S: Scalar, const D: usize> Default for Coarse<S, D> {
             skip: 0,
             backoff: 0,
             plan: Plan::default(),
+            enabled: true,
         }
     }
 }
@@ -108,13 +113,16 @@ impl<S: Scalar, const D: usize> Coarse<S, D> {
             return Mode::Check;
         }
         self.spent();
-        if !pure {
+        if !pure || !self.enabled {
             // Arrivals or removals (level streaming): no motion to build on.
             return Mode::Exact;
         }
-        self.step.clear();
-        self.step.resize(store.slots(), 0.0);
-        self.build_or_skip()
+        let mode = self.build_or_skip();
+        if mode == Mode::Build {
+            self.step.clear();
+            self.step.resize(store.slots(), 0.0);
+        }
+        mode
     }
 
     /// After a frame's changes were applied (`refiltered`: some changed a
@@ -283,42 +291,48 @@ fn pass<S: Scalar, const D: usize>(
 ) {
     debug_assert_eq!(cand.len(), hit.len());
     pairs.clear();
-    crate::mem::reserve(pairs, cand.len());
-    let out = pairs.spare_capacity_mut();
-    let mut k = 0;
     let test = |i: usize, p: &ProxyPair| {
         if let Some(q) = cand.get(i + AHEAD) {
             crate::sweep::prefetch(&aabb[q.b().index() as usize]);
         }
         aabb[p.a().index() as usize].overlaps(&aabb[p.b().index() as usize])
     };
-    if let Some((ends, begins)) = events.as_mut() {
-        for (i, (p, h)) in cand.iter().zip(hit.iter_mut()).enumerate() {
-            let on = test(i, p);
-            out[k].write(*p);
-            k += on as usize;
-            // (Few flags change from one frame to the next: a branch.)
-            if on != *h {
-                *h = on;
-                if on {
-                    begins.push(*p);
-                } else {
-                    ends.push(PairEvent::End(*p));
+    // In blocks, each with room for all its candidates, so that `pairs`
+    // grows by what it keeps (about half the candidates), not by all.
+    for (b, (cand_b, hit_b)) in cand.chunks(BLOCK).zip(hit.chunks_mut(BLOCK)).enumerate() {
+        crate::mem::spare(pairs, BLOCK);
+        pairs.reserve(BLOCK);
+        let out = pairs.spare_capacity_mut();
+        let mut k = 0;
+        let base = b * BLOCK;
+        if let Some((ends, begins)) = events.as_mut() {
+            for (j, (p, h)) in cand_b.iter().zip(hit_b.iter_mut()).enumerate() {
+                let on = test(base + j, p);
+                out[k].write(*p);
+                k += on as usize;
+                // (Few flags change from one frame to the next: a branch.)
+                if on != *h {
+                    *h = on;
+                    if on {
+                        begins.push(*p);
+                    } else {
+                        ends.push(PairEvent::End(*p));
+                    }
                 }
             }
+        } else {
+            for (j, (p, h)) in cand_b.iter().zip(hit_b.iter_mut()).enumerate() {
+                let on = test(base + j, p);
+                out[k].write(*p);
+                k += on as usize;
+                *h = on;
+            }
         }
-    } else {
-        for (i, (p, h)) in cand.iter().zip(hit.iter_mut()).enumerate() {
-            let on = test(i, p);
-            out[k].write(*p);
-            k += on as usize;
-            *h = on;
-        }
+        // SAFETY: the first `k` elements of the spare capacity were
+        // written above (each write at `k` before `k` advanced past it),
+        // and `k` is at most the block's length, within the room reserved.
+        unsafe { pairs.set_len(pairs.len() + k) };
     }
-    // SAFETY: the first `k` elements of the spare capacity were written
-    // above (each write at `k` before `k` advanced past it), and `k` is at
-    // most `cand.len()`, within the capacity reserved.
-    unsafe { pairs.set_len(k) };
 }
 
 /// Whether every box of `aabb` lies inside the box of `fat` at its position
