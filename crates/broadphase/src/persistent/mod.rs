@@ -63,7 +63,7 @@
 //! brute-force reference never takes the one-shot paths.)
 //!
 //! Where one-shot frames follow one another with every proxy moving a
-//! little (rain, a crowd, particles), the search of one frame runs over
+//! little (a crowd, debris, particles), the search of one frame runs over
 //! each box grown by three steps of its own motion, and its pairs, sorted,
 //! serve as candidates for the next frames: each is then one pass over the
 //! candidates with the exact test, which writes the pairs and the events in
