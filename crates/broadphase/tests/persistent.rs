@@ -1171,3 +1171,84 @@ fn coherent_bulk_motion_keeps_a_candidate_set() {
     assert!(held[6] > 0 && held[6] != held[5], "{held:?}");
     assert_eq!(held[10..], [0, 0], "{held:?}");
 }
+
+/// A case of `model_coherent_bulk_frames` costs about what 50 of the
+/// others do (six engines, 400 proxies, brute force every frame): a
+/// sixteenth of their number, at least 8 and at most 200.
+fn coherent_cases() -> u32 {
+    (cases() / 16).clamp(8, 200)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: coherent_cases(), ..ProptestConfig::default() })]
+
+    /// Random frames at a size that takes the one-shot path (400 proxies,
+    /// most moving): steady or erratic motion of many speeds, teleports,
+    /// filter changes, removals, arrivals, calm and still frames in any
+    /// order, so that candidate sets of coherent motion are built, reused,
+    /// outrun, backed off and dropped at random; every engine checked
+    /// against brute force (pairs and events) after every update.
+    #[test]
+    fn model_coherent_bulk_frames(
+        seed in any::<u64>(),
+        frames in prop::collection::vec(prop_oneof![3 => Just(0u8), 2 => 0u8..8], 1..32),
+    ) {
+        scenario::<3>(seed, |c, rng| {
+            let side = 9.0;
+            let ps: Vec<Proxy<f64, 3>> = (0..400)
+                .map(|i| {
+                    let p = Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5));
+                    match i % 16 {
+                        0 => p.kind(BodyKind::Static),
+                        1 => p.filter(Filter::new(2, !2)),
+                        _ => p,
+                    }
+                })
+                .collect();
+            c.insert_batch(&ps);
+            c.update();
+            let speeds = [0.0, 0.01, 0.04, 0.1];
+            let mut vel: std::collections::BTreeMap<ProxyId, [f64; 3]> = c
+                .ids()
+                .into_iter()
+                .map(|id| {
+                    let s = speeds[rng.below(4)];
+                    (id, [0; 3].map(|_| (rng.unit() - 0.5) * s))
+                })
+                .collect();
+            for &f in &frames {
+                let ids = c.ids();
+                let share = match f {
+                    6 => 0.3,
+                    7 => 0.0,
+                    _ => 1.0,
+                };
+                let mut moves = Vec::new();
+                for &id in &ids {
+                    if c.model.live[&id].kind == BodyKind::Static || rng.unit() >= share {
+                        continue;
+                    }
+                    let v = vel.entry(id).or_insert([0.0; 3]);
+                    if f == 1 {
+                        *v = [0; 3].map(|_| (rng.unit() - 0.5) * 0.08);
+                    }
+                    moves.push((id, shifted(&c.model.live[&id].aabb, *v)));
+                }
+                if f == 2 && !moves.is_empty() {
+                    let i = rng.below(moves.len());
+                    moves[i].1 = shifted(&moves[i].1, [side / 2.0, -side / 3.0, 1.0]);
+                }
+                c.set_aabb_batch(&moves);
+                match f {
+                    3 => c.set_filter(ids[rng.below(ids.len())], Filter::new(4, !4)),
+                    4 => c.remove(ids[rng.below(ids.len())]),
+                    5 => {
+                        c.insert(Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5)));
+                    }
+                    _ => {}
+                }
+                c.update();
+            }
+        });
+    }
+}
