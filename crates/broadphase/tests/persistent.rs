@@ -1174,25 +1174,25 @@ fn coherent_bulk_motion_keeps_a_candidate_set() {
 
 /// A case of `model_coherent_bulk_frames` costs about what 50 of the
 /// others do (six engines, 400 proxies, brute force every frame): a
-/// sixteenth of their number, at least 8 and at most 200.
+/// sixteenth of their number, at least 8 and at most 200. (Its runner is
+/// built by hand: the `proptest!` macro lets `PROPTEST_CASES` override any
+/// count it is given.)
 fn coherent_cases() -> u32 {
     (cases() / 16).clamp(8, 200)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: coherent_cases(), ..ProptestConfig::default() })]
-
-    /// Random frames at a size that takes the one-shot path (400 proxies,
-    /// most moving): steady or erratic motion of many speeds, teleports,
-    /// filter changes, removals, arrivals, calm and still frames in any
-    /// order, so that candidate sets of coherent motion are built, reused,
-    /// outrun, backed off and dropped at random; every engine checked
-    /// against brute force (pairs and events) after every update.
-    #[test]
-    fn model_coherent_bulk_frames(
-        seed in any::<u64>(),
-        frames in prop::collection::vec(prop_oneof![3 => Just(0u8), 2 => 0u8..8], 1..32),
-    ) {
+/// Random frames at a size that takes the one-shot path (400 proxies,
+/// most moving): steady or erratic motion of many speeds, teleports,
+/// filter changes, removals, arrivals, calm and still frames in any
+/// order, so that candidate sets of coherent motion are built, reused,
+/// outrun, backed off and dropped at random; every engine checked
+/// against brute force (pairs and events) after every update.
+#[test]
+fn model_coherent_bulk_frames() {
+    let config = ProptestConfig { cases: coherent_cases(), ..ProptestConfig::default() };
+    let frames = prop::collection::vec(prop_oneof![3 => Just(0u8), 2 => 0u8..8], 1..32);
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let result = runner.run(&(any::<u64>(), frames), |(seed, frames)| {
         scenario::<3>(seed, |c, rng| {
             let side = 9.0;
             let ps: Vec<Proxy<f64, 3>> = (0..400)
@@ -1250,5 +1250,9 @@ proptest! {
                 c.update();
             }
         });
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
 }
