@@ -1016,6 +1016,21 @@ fn readme_example() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `n` unit cubes placed uniformly in a cube of side `side`, one in `every`
+/// static and one in `every` with a filter that refuses category 2.
+fn mixed_cubes<const D: usize>(rng: &mut Rng, n: usize, side: f64, every: usize) -> Vec<Proxy<f64, D>> {
+    (0..n)
+        .map(|i| {
+            let p = Proxy::new(cube(core::array::from_fn(|_| rng.unit() * side), 0.5));
+            match i % every {
+                0 => p.kind(BodyKind::Static),
+                1 => p.filter(Filter::new(2, !2)),
+                _ => p,
+            }
+        })
+        .collect()
+}
+
 /// Every proxy moving a little each frame (the one-shot path every frame):
 /// steady headings of many speeds bouncing off the walls, then a random
 /// walk, with a proxy that teleports, a filter that changes, removals,
@@ -1027,16 +1042,7 @@ fn coherent_bulk_motion_reuses_candidates_exactly() {
     fn run<const D: usize>(seed: u64) {
         scenario::<D>(seed, |c, rng| {
             let side = 12.0;
-            let ps: Vec<Proxy<f64, D>> = (0..1200)
-                .map(|i| {
-                    let p = Proxy::new(cube(core::array::from_fn(|_| rng.unit() * side), 0.5));
-                    match i % 10 {
-                        0 => p.kind(BodyKind::Static),
-                        1 => p.filter(Filter::new(2, !2)),
-                        _ => p,
-                    }
-                })
-                .collect();
+            let ps = mixed_cubes::<D>(rng, 1200, side, 10);
             c.insert_batch(&ps);
             c.update();
             let ids = c.ids();
@@ -1195,16 +1201,7 @@ fn model_coherent_bulk_frames() {
     let result = runner.run(&(any::<u64>(), frames), |(seed, frames)| {
         scenario::<3>(seed, |c, rng| {
             let side = 9.0;
-            let ps: Vec<Proxy<f64, 3>> = (0..400)
-                .map(|i| {
-                    let p = Proxy::new(cube([rng.unit() * side, rng.unit() * side, rng.unit() * side], 0.5));
-                    match i % 16 {
-                        0 => p.kind(BodyKind::Static),
-                        1 => p.filter(Filter::new(2, !2)),
-                        _ => p,
-                    }
-                })
-                .collect();
+            let ps = mixed_cubes::<3>(rng, 400, side, 16);
             c.insert_batch(&ps);
             c.update();
             let speeds = [0.0, 0.01, 0.04, 0.1];

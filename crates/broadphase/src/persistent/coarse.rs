@@ -164,13 +164,19 @@ impl<S: Scalar, const D: usize> Coarse<S, D> {
     fn spent(&mut self) {
         if self.valid {
             if self.served == 0 {
-                self.backoff = (self.backoff * BACKOFF_GROWTH).clamp(BACKOFF_GROWTH, BACKOFF_MAX);
-                self.skip = self.backoff;
+                self.back_off();
             } else if self.served >= 2 {
                 self.backoff = 0;
             }
         }
         self.valid = false;
+    }
+
+    /// Skips the next builds: [`BACKOFF_GROWTH`] times as many as the last
+    /// backoff, at least that many, at most [`BACKOFF_MAX`].
+    fn back_off(&mut self) {
+        self.backoff = (self.backoff * BACKOFF_GROWTH).clamp(BACKOFF_GROWTH, BACKOFF_MAX);
+        self.skip = self.backoff;
     }
 
     fn build_or_skip(&mut self) -> Mode {
@@ -217,8 +223,7 @@ impl<S: Scalar, const D: usize> Coarse<S, D> {
         self.served = 0;
         self.valid = self.cand.len() <= CANDIDATES_MAX * (pairs.len() + live);
         if !self.valid {
-            self.backoff = (self.backoff * BACKOFF_GROWTH).clamp(BACKOFF_GROWTH, BACKOFF_MAX);
-            self.skip = self.backoff;
+            self.back_off();
             self.cand.clear();
             self.hit.clear();
         }
